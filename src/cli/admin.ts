@@ -1,0 +1,241 @@
+import type { Container } from "../container.ts";
+import { printOut } from "../log.ts";
+import {
+  createAccount,
+  createAgent,
+  createApiKey,
+  listApiKeys,
+  requireAccount,
+  revokeApiKey,
+} from "../domain/accounts/account_service.ts";
+import { type Plan, PLANS } from "../domain/accounts/account.ts";
+import { listAccounts } from "../domain/accounts/account_repo.ts";
+import { parseScopes } from "../domain/accounts/scopes.ts";
+import {
+  createChannel,
+  listChannels,
+  updateChannel,
+} from "../domain/channels/channel_service.ts";
+import type { ChannelStatus } from "../domain/channels/channel.ts";
+import {
+  type Flags,
+  optional,
+  parseFlags,
+  required,
+  UsageError,
+} from "./args.ts";
+
+function emit(flags: Flags, value: unknown, text: string): void {
+  printOut(flags.json ? JSON.stringify(value, null, 2) : text);
+}
+
+function plan(value: string | undefined): Plan | undefined {
+  if (value === undefined) return undefined;
+  if (!(PLANS as readonly string[]).includes(value)) {
+    throw new UsageError(`--plan must be one of ${PLANS.join(", ")}`);
+  }
+  return value as Plan;
+}
+
+function channelStatus(value: string | undefined): ChannelStatus | undefined {
+  if (value === undefined) return undefined;
+  if (value !== "connected" && value !== "disconnected") {
+    throw new UsageError("--status must be connected or disconnected");
+  }
+  return value;
+}
+
+function positiveInt(
+  value: string | undefined,
+  name: string,
+): number | undefined {
+  if (value === undefined) return undefined;
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 1) {
+    throw new UsageError(`--${name} must be a positive whole number`);
+  }
+  return n;
+}
+
+export async function accountsCommand(
+  c: Container,
+  args: string[],
+): Promise<void> {
+  const [sub, ...rest] = args;
+  if (sub === "create") {
+    const f = parseFlags(rest, {
+      name: "string",
+      slug: "string",
+      plan: "string",
+      country: "string",
+    });
+    const account = await createAccount(c, {
+      name: required(f, "name"),
+      slug: required(f, "slug"),
+      plan: plan(optional(f, "plan")),
+      country: optional(f, "country"),
+    });
+    emit(f, account, `Created account ${account.slug} (${account.id})`);
+  } else if (sub === "list") {
+    const f = parseFlags(rest, {});
+    const all = await listAccounts(c.db);
+    emit(
+      f,
+      all,
+      all.map((a) => `${a.id}  ${a.slug}  ${a.name}  ${a.plan}`).join("\n"),
+    );
+  } else {
+    throw new UsageError("Usage: accounts create|list");
+  }
+}
+
+export async function keysCommand(c: Container, args: string[]): Promise<void> {
+  const [sub, ...rest] = args;
+  if (sub === "create") {
+    const f = parseFlags(rest, {
+      account: "string",
+      scopes: "string",
+      "rate-limit": "string",
+      name: "string",
+    });
+    const account = await requireAccount(c, required(f, "account"));
+    let scopes;
+    try {
+      scopes = parseScopes(required(f, "scopes"));
+    } catch (err) {
+      throw new UsageError((err as Error).message);
+    }
+    const { key, apiKey } = await createApiKey(c, {
+      accountId: account.id,
+      scopes,
+      rateLimit: positiveInt(optional(f, "rate-limit"), "rate-limit"),
+      name: optional(f, "name"),
+    });
+    emit(
+      f,
+      { id: apiKey.id, key, scopes: apiKey.scopes },
+      `Created key ${apiKey.id}\n${key}\n(shown once; store it now)`,
+    );
+  } else if (sub === "list") {
+    const f = parseFlags(rest, { account: "string" });
+    const account = await requireAccount(c, required(f, "account"));
+    const keys = await listApiKeys(c, account.id);
+    emit(
+      f,
+      keys,
+      keys.map((k) =>
+        `${k.id}  ${k.keyPrefix}…  ${k.revokedAt ? "revoked" : "active"}  ${
+          k.scopes.join(",")
+        }`
+      ).join("\n"),
+    );
+  } else if (sub === "revoke") {
+    const f = parseFlags(rest, { id: "string" });
+    const id = required(f, "id");
+    await revokeApiKey(c, id);
+    emit(f, { id, revoked: true }, `Revoked key ${id}`);
+  } else {
+    throw new UsageError("Usage: keys create|list|revoke");
+  }
+}
+
+export async function channelsCommand(
+  c: Container,
+  args: string[],
+): Promise<void> {
+  const [sub, ...rest] = args;
+  if (sub === "create") {
+    const f = parseFlags(rest, {
+      account: "string",
+      phone: "string",
+      "display-name": "string",
+      "upstream-phone-number-id": "string",
+      "waba-id": "string",
+      "access-token": "string",
+      status: "string",
+      "send-rate": "string",
+    });
+    const account = await requireAccount(c, required(f, "account"));
+    const channel = await createChannel(c, {
+      accountId: account.id,
+      phoneNumber: required(f, "phone"),
+      displayName: required(f, "display-name"),
+      upstreamPhoneNumberId: required(f, "upstream-phone-number-id"),
+      wabaId: required(f, "waba-id"),
+      accessToken: required(f, "access-token"),
+      status: channelStatus(optional(f, "status")),
+      sendRate: positiveInt(optional(f, "send-rate"), "send-rate"),
+    });
+    emit(f, channel, `Created channel ${channel.phoneNumber} (${channel.id})`);
+  } else if (sub === "update") {
+    const f = parseFlags(rest, {
+      id: "string",
+      phone: "string",
+      "display-name": "string",
+      "upstream-phone-number-id": "string",
+      "waba-id": "string",
+      "access-token": "string",
+      status: "string",
+      "send-rate": "string",
+    });
+    const patch: Parameters<typeof updateChannel>[2] = {};
+    const phone = optional(f, "phone");
+    if (phone) patch.phoneNumber = phone;
+    const dn = optional(f, "display-name");
+    if (dn) patch.displayName = dn;
+    const up = optional(f, "upstream-phone-number-id");
+    if (up) patch.upstreamPhoneNumberId = up;
+    const waba = optional(f, "waba-id");
+    if (waba) patch.wabaId = waba;
+    const token = optional(f, "access-token");
+    if (token) patch.accessToken = token;
+    const status = channelStatus(optional(f, "status"));
+    if (status) patch.status = status;
+    const rate = positiveInt(optional(f, "send-rate"), "send-rate");
+    if (rate) patch.sendRate = rate;
+    const channel = await updateChannel(c, required(f, "id"), patch);
+    emit(f, channel, `Updated channel ${channel.phoneNumber} (${channel.id})`);
+  } else if (sub === "list") {
+    const f = parseFlags(rest, { account: "string" });
+    const account = await requireAccount(c, required(f, "account"));
+    const channels = await listChannels(c, account.id);
+    emit(
+      f,
+      channels,
+      channels.map((ch) =>
+        `${ch.id}  ${ch.phoneNumber}  ${ch.status}  ${ch.displayName}`
+      )
+        .join("\n"),
+    );
+  } else {
+    throw new UsageError("Usage: channels create|update|list");
+  }
+}
+
+export async function agentsCommand(
+  c: Container,
+  args: string[],
+): Promise<void> {
+  const [sub, ...rest] = args;
+  if (sub !== "create") throw new UsageError("Usage: agents create");
+  const f = parseFlags(rest, {
+    account: "string",
+    name: "string",
+    visibility: "string",
+  });
+  const visibility = optional(f, "visibility") ?? "all";
+  if (visibility !== "all" && visibility !== "assigned") {
+    throw new UsageError("--visibility must be all or assigned");
+  }
+  const account = await requireAccount(c, required(f, "account"));
+  const { token, agent } = await createAgent(c, {
+    accountId: account.id,
+    name: required(f, "name"),
+    visibility,
+  });
+  emit(
+    f,
+    { id: agent.id, token, visibility: agent.visibility },
+    `Created agent ${agent.name} (${agent.id})\n${token}\n(shown once; store it now)`,
+  );
+}

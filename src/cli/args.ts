@@ -1,0 +1,33 @@
+import { parseArgs } from "node:util";
+
+export type Flags = Record<string, string | boolean | undefined>;
+
+/** Parses `--name value` and `--flag` options; unknown options are an error. */
+export function parseFlags(
+  args: string[],
+  spec: Record<string, "string" | "boolean">,
+): Flags {
+  const options: Record<string, { type: "string" | "boolean" }> = {
+    json: { type: "boolean" },
+  };
+  for (const [name, type] of Object.entries(spec)) options[name] = { type };
+  const { values } = parseArgs({ args, options, strict: true });
+  return values as Flags;
+}
+
+export class UsageError extends Error {
+  override readonly name = "UsageError";
+}
+
+export function required(flags: Flags, name: string): string {
+  const v = flags[name];
+  if (typeof v !== "string" || v === "") {
+    throw new UsageError(`Missing required option --${name}`);
+  }
+  return v;
+}
+
+export function optional(flags: Flags, name: string): string | undefined {
+  const v = flags[name];
+  return typeof v === "string" ? v : undefined;
+}

@@ -1,0 +1,92 @@
+import { ConfigError, loadConfig, readEnv } from "../config.ts";
+import { type Container, createContainer } from "../container.ts";
+import { AppError } from "../errors.ts";
+import { printErr, printOut } from "../log.ts";
+import { migrateToLatest } from "../db/migrator.ts";
+import { UsageError } from "./args.ts";
+import {
+  accountsCommand,
+  agentsCommand,
+  channelsCommand,
+  keysCommand,
+} from "./admin.ts";
+import { templatesCommand } from "./templates_cli.ts";
+import { devCommand, serveCommand } from "./serve.ts";
+
+const USAGE = `Business Messaging server
+
+Usage: main.ts <command> [options]   (every admin command accepts --json)
+
+  serve                       run the server (default)
+  dev                         run with embedded SQLite, the upstream simulator and a demo account
+  migrate                     apply pending database migrations
+  accounts create --name N --slug S [--plan crece] [--country AR]
+  accounts list
+  keys create --account S --scopes all|a,b [--rate-limit 120] [--name N]
+  keys list --account S
+  keys revoke --id ID
+  channels create --account S --phone +E164 --display-name N --upstream-phone-number-id ID
+                  --waba-id ID --access-token T [--status connected|disconnected] [--send-rate 80]
+  channels update --id ID [same options as create]
+  channels list --account S
+  templates create --account S --name N --language L --category C --status ST --components JSON [--channel ID]
+  templates update --id ID --status ST
+  agents create --account S --name N --visibility all|assigned
+`;
+
+type Admin = (c: Container, args: string[]) => Promise<void>;
+
+const ADMIN: Record<string, Admin> = {
+  accounts: accountsCommand,
+  keys: keysCommand,
+  channels: channelsCommand,
+  templates: templatesCommand,
+  agents: agentsCommand,
+};
+
+/** Runs one command and returns the process exit code. */
+export async function runCli(args: string[]): Promise<number> {
+  const [command = "serve", ...rest] = args;
+  try {
+    if (command === "help" || command === "--help" || command === "-h") {
+      printOut(USAGE);
+      return 0;
+    }
+    if (command === "serve") return await serveCommand(rest);
+    if (command === "dev") return await devCommand(rest);
+    const admin = ADMIN[command];
+    if (command !== "migrate" && !admin) {
+      throw new UsageError(`Unknown command "${command}"`);
+    }
+    const config = loadConfig(readEnv());
+    await using container = createContainer(config, {
+      log: undefined,
+    });
+    const applied = await migrateToLatest(container.db);
+    if (command === "migrate") {
+      printOut(
+        applied.length
+          ? `Applied ${applied.join(", ")}`
+          : "Database is up to date",
+      );
+      return 0;
+    }
+    await admin!(container, rest);
+    return 0;
+  } catch (err) {
+    if (err instanceof UsageError) {
+      printErr(`${err.message}\n\n${USAGE}`);
+      return 2;
+    }
+    if (
+      err instanceof ConfigError || err instanceof AppError ||
+      (err instanceof TypeError && "code" in err &&
+        String(err.code).startsWith("ERR_PARSE_ARGS"))
+    ) {
+      printErr(err.message);
+      return 1;
+    }
+    printErr(`Error: ${(err as Error).message ?? err}`);
+    return 1;
+  }
+}

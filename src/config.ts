@@ -1,0 +1,115 @@
+import { z } from "zod";
+import type { LogLevel } from "./log.ts";
+
+const bool = z.enum(["true", "false", "1", "0"]).transform((v) =>
+  v === "true" || v === "1"
+);
+
+const EnvSchema = z.object({
+  PORT: z.coerce.number().int().min(0).max(65535).default(8080),
+  HOST: z.string().default("0.0.0.0"),
+  DATA_DIR: z.string().default("./data"),
+  DATABASE_URL: z.string().optional(),
+  DATABASE_AUTH_TOKEN: z.string().optional(),
+  MEDIA_STORE: z.string().optional(),
+  S3_ENDPOINT: z.string().url().optional(),
+  S3_REGION: z.string().default("us-east-1"),
+  S3_ACCESS_KEY_ID: z.string().optional(),
+  S3_SECRET_ACCESS_KEY: z.string().optional(),
+  PUBLIC_BASE_URL: z.string().url().optional(),
+  META_GRAPH_URL: z.string().url().default("https://graph.facebook.com/v22.0"),
+  META_APP_SECRET: z.string().optional(),
+  META_VERIFY_TOKEN: z.string().optional(),
+  SECRET_KEY: z.string().min(32, "must be at least 32 characters").optional(),
+  WORKERS: z.coerce.number().int().min(1).max(256).default(16),
+  WEBHOOK_ALLOW_PRIVATE_NETWORKS: bool.default(false),
+  WEBHOOK_ALLOW_HTTP: bool.default(false),
+  LOG_LEVEL: z.enum(["debug", "info", "warn", "error", "silent"]).default(
+    "info",
+  ),
+  BODY_LIMIT_BYTES: z.coerce.number().int().min(1024).default(1024 * 1024),
+  SEND_RATE_PER_SECOND: z.coerce.number().positive().default(80),
+  MEDIA_MAX_BYTES: z.coerce.number().int().positive().default(
+    100 * 1024 * 1024,
+  ),
+  SHUTDOWN_DRAIN_MS: z.coerce.number().int().min(0).default(10_000),
+});
+
+export interface Config {
+  readonly port: number;
+  readonly host: string;
+  readonly dataDir: string;
+  readonly databaseUrl: string;
+  readonly databaseAuthToken: string | undefined;
+  /** `file:<dir>` or `s3://bucket/prefix`. */
+  readonly mediaStore: string;
+  readonly s3: {
+    readonly endpoint: string | undefined;
+    readonly region: string;
+    readonly accessKeyId: string | undefined;
+    readonly secretAccessKey: string | undefined;
+  };
+  readonly publicBaseUrl: string | undefined;
+  readonly metaGraphUrl: string;
+  readonly metaAppSecret: string | undefined;
+  readonly metaVerifyToken: string | undefined;
+  readonly secretKey: string | undefined;
+  readonly workers: number;
+  readonly webhookAllowPrivateNetworks: boolean;
+  readonly webhookAllowHttp: boolean;
+  readonly logLevel: LogLevel;
+  readonly bodyLimitBytes: number;
+  readonly sendRatePerSecond: number;
+  readonly mediaMaxBytes: number;
+  readonly shutdownDrainMs: number;
+}
+
+export class ConfigError extends Error {
+  override readonly name = "ConfigError";
+}
+
+/** Parses the environment once; lists every problem at once. */
+export function loadConfig(
+  env: Record<string, string | undefined>,
+): Config {
+  const result = EnvSchema.safeParse(env);
+  if (!result.success) {
+    throw new ConfigError(
+      `Cannot load configuration:\n${z.prettifyError(result.error)}`,
+    );
+  }
+  const e = result.data;
+  const dataDir = e.DATA_DIR.replace(/\/+$/, "");
+  return Object.freeze({
+    port: e.PORT,
+    host: e.HOST,
+    dataDir,
+    databaseUrl: e.DATABASE_URL ?? `file:${dataDir}/app.db`,
+    databaseAuthToken: e.DATABASE_AUTH_TOKEN,
+    mediaStore: e.MEDIA_STORE ?? `file:${dataDir}/media`,
+    s3: Object.freeze({
+      endpoint: e.S3_ENDPOINT,
+      region: e.S3_REGION,
+      accessKeyId: e.S3_ACCESS_KEY_ID,
+      secretAccessKey: e.S3_SECRET_ACCESS_KEY,
+    }),
+    publicBaseUrl: e.PUBLIC_BASE_URL?.replace(/\/+$/, ""),
+    metaGraphUrl: e.META_GRAPH_URL.replace(/\/+$/, ""),
+    metaAppSecret: e.META_APP_SECRET,
+    metaVerifyToken: e.META_VERIFY_TOKEN,
+    secretKey: e.SECRET_KEY,
+    workers: e.WORKERS,
+    webhookAllowPrivateNetworks: e.WEBHOOK_ALLOW_PRIVATE_NETWORKS,
+    webhookAllowHttp: e.WEBHOOK_ALLOW_HTTP,
+    logLevel: e.LOG_LEVEL,
+    bodyLimitBytes: e.BODY_LIMIT_BYTES,
+    sendRatePerSecond: e.SEND_RATE_PER_SECOND,
+    mediaMaxBytes: e.MEDIA_MAX_BYTES,
+    shutdownDrainMs: e.SHUTDOWN_DRAIN_MS,
+  });
+}
+
+/** Reads the process environment (the only place that touches Deno.env). */
+export function readEnv(): Record<string, string | undefined> {
+  return Deno.env.toObject();
+}

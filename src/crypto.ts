@@ -1,0 +1,105 @@
+import { timingSafeEqual } from "node:crypto";
+
+const BASE62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
+const encoder = new TextEncoder();
+
+/** Random base62 text from a uniform distribution (rejection sampling). */
+export function randomBase62(length: number): string {
+  let out = "";
+  while (out.length < length) {
+    const bytes = crypto.getRandomValues(new Uint8Array(length * 2));
+    for (const b of bytes) {
+      if (b < 248 && out.length < length) out += BASE62[b % 62];
+    }
+  }
+  return out;
+}
+
+export function toHex(bytes: ArrayBuffer | Uint8Array): string {
+  const view = bytes instanceof Uint8Array ? bytes : new Uint8Array(bytes);
+  return Array.from(view, (b) => b.toString(16).padStart(2, "0")).join("");
+}
+
+export async function sha256Hex(data: string | Uint8Array): Promise<string> {
+  const bytes = typeof data === "string" ? encoder.encode(data) : data;
+  return toHex(await crypto.subtle.digest("SHA-256", bytes as BufferSource));
+}
+
+export async function hmacSha256Hex(
+  key: string | Uint8Array,
+  data: string | Uint8Array,
+): Promise<string> {
+  const k = await crypto.subtle.importKey(
+    "raw",
+    (typeof key === "string" ? encoder.encode(key) : key) as BufferSource,
+    { name: "HMAC", hash: "SHA-256" },
+    false,
+    ["sign"],
+  );
+  const bytes = typeof data === "string" ? encoder.encode(data) : data;
+  return toHex(await crypto.subtle.sign("HMAC", k, bytes as BufferSource));
+}
+
+/** Compares two strings in time independent of where they differ. */
+export function safeEqual(a: string, b: string): boolean {
+  const ab = encoder.encode(a);
+  const bb = encoder.encode(b);
+  if (ab.length !== bb.length) {
+    timingSafeEqual(ab, ab);
+    return false;
+  }
+  return timingSafeEqual(ab, bb);
+}
+
+/** AES-256-GCM for secrets at rest (channel access tokens); key derived from SECRET_KEY. */
+export class SecretBox {
+  #key: Promise<CryptoKey>;
+
+  constructor(secretKey: string) {
+    this.#key = crypto.subtle.digest(
+      "SHA-256",
+      encoder.encode(`secret-box:${secretKey}`),
+    ).then((raw) =>
+      crypto.subtle.importKey("raw", raw, "AES-GCM", false, [
+        "encrypt",
+        "decrypt",
+      ])
+    );
+  }
+
+  async seal(plain: string): Promise<string> {
+    const iv = crypto.getRandomValues(new Uint8Array(12));
+    const sealed = await crypto.subtle.encrypt(
+      { name: "AES-GCM", iv },
+      await this.#key,
+      encoder.encode(plain),
+    );
+    return `v1.${b64(iv)}.${b64(new Uint8Array(sealed))}`;
+  }
+
+  async open(sealed: string): Promise<string> {
+    const [version, iv, data] = sealed.split(".");
+    if (version !== "v1" || !iv || !data) {
+      throw new Error("Cannot decrypt secret: unknown format");
+    }
+    const plain = await crypto.subtle.decrypt(
+      { name: "AES-GCM", iv: unb64(iv) as BufferSource },
+      await this.#key,
+      unb64(data) as BufferSource,
+    );
+    return new TextDecoder().decode(plain);
+  }
+}
+
+function b64(bytes: Uint8Array): string {
+  let s = "";
+  for (const b of bytes) s += String.fromCharCode(b);
+  return btoa(s);
+}
+
+function unb64(text: string): Uint8Array {
+  const s = atob(text);
+  const out = new Uint8Array(s.length);
+  for (let i = 0; i < s.length; i++) out[i] = s.charCodeAt(i);
+  return out;
+}

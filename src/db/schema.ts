@@ -1,0 +1,209 @@
+import type { Generated, Kysely, Transaction } from "kysely";
+
+/** Row types of every table; JSON columns are TEXT, booleans are 0/1. */
+export interface AccountsTable {
+  id: string;
+  name: string;
+  slug: string;
+  plan: string;
+  default_country: string;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface ApiKeysTable {
+  id: string;
+  account_id: string;
+  name: string | null;
+  key_hash: string;
+  key_prefix: string;
+  scopes: string;
+  rate_limit: number;
+  created_at: string;
+  last_used_at: string | null;
+  revoked_at: string | null;
+}
+
+export interface AgentsTable {
+  id: string;
+  account_id: string;
+  name: string;
+  visibility: string;
+  token_hash: string;
+  created_at: string;
+  revoked_at: string | null;
+}
+
+export interface ChannelsTable {
+  id: string;
+  account_id: string;
+  phone_number: string;
+  display_name: string;
+  upstream_phone_number_id: string;
+  waba_id: string;
+  access_token_enc: string;
+  quality_rating: string;
+  status: string;
+  webhook_verified: number;
+  send_rate: number | null;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface ContactsTable {
+  id: string;
+  account_id: string;
+  phone_number: string;
+  name: string | null;
+  email: string | null;
+  tags: string;
+  custom_fields: string;
+  opted_in: number;
+  last_message_at: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface TemplatesTable {
+  id: string;
+  account_id: string;
+  channel_id: string | null;
+  meta_template_id: string | null;
+  name: string;
+  language: string;
+  category: string;
+  status: string;
+  components: string;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface ConversationsTable {
+  id: string;
+  account_id: string;
+  contact_id: string;
+  channel_id: string | null;
+  status: string;
+  assigned_to: string | null;
+  last_message_at: string | null;
+  last_message_preview: string | null;
+  last_message_direction: string | null;
+  last_message_status: string | null;
+  last_message_id: string | null;
+  last_inbound_at: string | null;
+  service_window_expires_at: string | null;
+  unread_count: number;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface MessagesTable {
+  id: string;
+  account_id: string;
+  conversation_id: string;
+  contact_id: string;
+  channel_id: string | null;
+  direction: string;
+  type: string;
+  content: string;
+  status: string;
+  wa_message_id: string | null;
+  error_code: string | null;
+  error_message: string | null;
+  origin: string;
+  sent_by_ai: number;
+  campaign_id: string | null;
+  client_ref: string | null;
+  media_id: string | null;
+  media_key: string | null;
+  lane: string;
+  context_wa_message_id: string | null;
+  upstream_timestamp: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface MediaTable {
+  id: string;
+  account_id: string;
+  message_id: string | null;
+  channel_id: string | null;
+  upstream_media_id: string | null;
+  kind: string;
+  mime_type: string;
+  file_name: string;
+  sha256: string | null;
+  size_bytes: number | null;
+  storage_key: string;
+  status: string;
+  error: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface EventsTable {
+  seq: Generated<number>;
+  id: string;
+  account_id: string;
+  type: string;
+  data: string;
+  created_at: string;
+}
+
+export interface JobsTable {
+  id: string;
+  kind: string;
+  priority: number;
+  payload: string;
+  state: string;
+  attempt: number;
+  max_attempts: number;
+  run_at: string;
+  locked_by: string | null;
+  locked_until: string | null;
+  lease_token: string | null;
+  unique_key: string | null;
+  errors: string;
+  created_at: string;
+  updated_at: string;
+  finalized_at: string | null;
+}
+
+export interface IdempotencyKeysTable {
+  account_id: string;
+  key: string;
+  route: string;
+  request_hash: string;
+  response_status: number;
+  response_body: string;
+  created_at: string;
+  expires_at: string;
+}
+
+export interface InboundPayloadsTable {
+  id: string;
+  body: string;
+  received_at: string;
+  processed_at: string | null;
+  error: string | null;
+}
+
+export interface Database {
+  accounts: AccountsTable;
+  api_keys: ApiKeysTable;
+  agents: AgentsTable;
+  channels: ChannelsTable;
+  contacts: ContactsTable;
+  templates: TemplatesTable;
+  conversations: ConversationsTable;
+  messages: MessagesTable;
+  media: MediaTable;
+  events: EventsTable;
+  jobs: JobsTable;
+  idempotency_keys: IdempotencyKeysTable;
+  inbound_payloads: InboundPayloadsTable;
+}
+
+/** Every SQL function takes one of these first, so rows, events and jobs can share a transaction. */
+export type Executor = Kysely<Database> | Transaction<Database>;
+export type Db = Kysely<Database>;

@@ -1,0 +1,58 @@
+import type { Scope } from "./scopes.ts";
+
+export const PLANS = ["emprende", "crece", "escala", "enterprise"] as const;
+export type Plan = (typeof PLANS)[number];
+
+export interface Account {
+  id: string;
+  name: string;
+  slug: string;
+  plan: Plan;
+  defaultCountry: string;
+  createdAt: string;
+}
+
+export interface ApiKey {
+  id: string;
+  accountId: string;
+  name: string | null;
+  keyPrefix: string;
+  scopes: Scope[];
+  rateLimit: number;
+  createdAt: string;
+  lastUsedAt: string | null;
+  revokedAt: string | null;
+}
+
+export type AgentVisibility = "all" | "assigned";
+
+export interface Agent {
+  id: string;
+  accountId: string;
+  name: string;
+  visibility: AgentVisibility;
+  createdAt: string;
+}
+
+/** Who is calling: an API key with scopes, or an agent's user token. */
+export type Principal =
+  | {
+    kind: "key";
+    accountId: string;
+    keyId: string;
+    scopes: ReadonlySet<Scope>;
+    rateLimit: number;
+  }
+  | {
+    kind: "agent";
+    accountId: string;
+    agentId: string;
+    visibility: AgentVisibility;
+    rateLimit: number;
+  };
+
+export const API_KEY_PREFIX = "bmk_";
+export const USER_TOKEN_PREFIX = "bmu_";
+export const TOKEN_REGEXP = /^(bmk|bmu)_[0-9A-Za-z]{40}$/;
+export const SLUG_REGEXP = /^[a-z0-9](?:[a-z0-9-]{0,62}[a-z0-9])?$/;
+export const DEFAULT_RATE_LIMIT = 120;

@@ -1,0 +1,175 @@
+import type { Db } from "../../db/schema.ts";
+import type { Clock } from "../../clock.ts";
+import { AppError } from "../../errors.ts";
+import { newId } from "../../ids.ts";
+import { randomBase62, sha256Hex } from "../../crypto.ts";
+import { toDbTime } from "../../db/time.ts";
+import {
+  type Account,
+  type Agent,
+  type AgentVisibility,
+  API_KEY_PREFIX,
+  type ApiKey,
+  DEFAULT_RATE_LIMIT,
+  type Plan,
+  type Principal,
+  SLUG_REGEXP,
+  TOKEN_REGEXP,
+  USER_TOKEN_PREFIX,
+} from "./account.ts";
+import * as repo from "./account_repo.ts";
+import type { Scope } from "./scopes.ts";
+
+export interface Deps {
+  db: Db;
+  clock: Clock;
+}
+
+/** Creates an account (admin CLI). */
+export async function createAccount(
+  deps: Deps,
+  input: { name: string; slug: string; plan?: Plan; country?: string },
+): Promise<Account> {
+  if (!SLUG_REGEXP.test(input.slug)) {
+    throw new AppError(
+      "VALIDATION_ERROR",
+      `Cannot create account: slug "${input.slug}" must be lowercase letters, digits and dashes`,
+    );
+  }
+  if (await repo.findAccountBySlug(deps.db, input.slug)) {
+    throw new AppError(
+      "VALIDATION_ERROR",
+      `Cannot create account: slug "${input.slug}" is taken`,
+    );
+  }
+  const country = (input.country ?? "AR").toUpperCase();
+  if (!/^[A-Z]{2}$/.test(country)) {
+    throw new AppError(
+      "VALIDATION_ERROR",
+      `Cannot create account: country "${input.country}" is not an ISO 3166 alpha-2 code`,
+    );
+  }
+  const now = toDbTime(deps.clock.now());
+  return await repo.insertAccount(deps.db, {
+    id: newId(),
+    name: input.name,
+    slug: input.slug,
+    plan: input.plan ?? "crece",
+    default_country: country,
+    created_at: now,
+    updated_at: now,
+  });
+}
+
+/** Finds an account by slug or id, or throws NOT_FOUND. */
+export async function requireAccount(
+  deps: Deps,
+  slugOrId: string,
+): Promise<Account> {
+  const found = await repo.findAccountBySlug(deps.db, slugOrId) ??
+    await repo.findAccountById(deps.db, slugOrId);
+  if (!found) {
+    throw new AppError("NOT_FOUND", `Cannot find account "${slugOrId}"`);
+  }
+  return found;
+}
+
+export async function getAccount(deps: Deps, id: string): Promise<Account> {
+  const found = await repo.findAccountById(deps.db, id);
+  if (!found) throw new AppError("NOT_FOUND", `Cannot find account "${id}"`);
+  return found;
+}
+
+/** Creates an API key; the plain key is returned once and only its hash is stored. */
+export async function createApiKey(
+  deps: Deps,
+  input: {
+    accountId: string;
+    scopes: Scope[];
+    rateLimit?: number;
+    name?: string;
+  },
+): Promise<{ key: string; apiKey: ApiKey }> {
+  const key = API_KEY_PREFIX + randomBase62(40);
+  const apiKey = await repo.insertApiKey(deps.db, {
+    id: newId(),
+    account_id: input.accountId,
+    name: input.name ?? null,
+    key_hash: await sha256Hex(key),
+    key_prefix: key.slice(0, 8),
+    scopes: input.scopes,
+    rate_limit: input.rateLimit ?? DEFAULT_RATE_LIMIT,
+    created_at: toDbTime(deps.clock.now()),
+    last_used_at: null,
+    revoked_at: null,
+  });
+  return { key, apiKey };
+}
+
+export async function listApiKeys(
+  deps: Deps,
+  accountId: string,
+): Promise<ApiKey[]> {
+  return await repo.listApiKeys(deps.db, accountId);
+}
+
+export async function revokeApiKey(deps: Deps, id: string): Promise<void> {
+  const done = await repo.revokeApiKey(
+    deps.db,
+    id,
+    toDbTime(deps.clock.now()),
+  );
+  if (!done) {
+    throw new AppError(
+      "NOT_FOUND",
+      `Cannot revoke key "${id}": no such active key`,
+    );
+  }
+}
+
+/** Creates an agent; its user token is returned once. */
+export async function createAgent(
+  deps: Deps,
+  input: { accountId: string; name: string; visibility: AgentVisibility },
+): Promise<{ token: string; agent: Agent }> {
+  const token = USER_TOKEN_PREFIX + randomBase62(40);
+  const agent = await repo.insertAgent(deps.db, {
+    id: newId(),
+    account_id: input.accountId,
+    name: input.name,
+    visibility: input.visibility,
+    token_hash: await sha256Hex(token),
+    created_at: toDbTime(deps.clock.now()),
+    revoked_at: null,
+  });
+  return { token, agent };
+}
+
+/** Resolves a bearer token to its principal, or null when malformed, unknown or revoked. */
+export async function authenticate(
+  deps: Deps,
+  token: string,
+): Promise<Principal | null> {
+  if (!TOKEN_REGEXP.test(token)) return null;
+  const hash = await sha256Hex(token);
+  if (token.startsWith(API_KEY_PREFIX)) {
+    const key = await repo.findApiKeyByHash(deps.db, hash);
+    if (!key || key.revokedAt) return null;
+    return {
+      kind: "key",
+      accountId: key.accountId,
+      keyId: key.id,
+      scopes: new Set(key.scopes),
+      rateLimit: key.rateLimit,
+    };
+  }
+  const agent = await repo.findAgentByTokenHash(deps.db, hash);
+  if (!agent) return null;
+  return {
+    kind: "agent",
+    accountId: agent.accountId,
+    agentId: agent.id,
+    visibility: agent.visibility,
+    rateLimit: DEFAULT_RATE_LIMIT,
+  };
+}

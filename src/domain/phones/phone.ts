@@ -1,0 +1,73 @@
+import {
+  type CountryCode,
+  parsePhoneNumberFromString,
+} from "libphonenumber-js/max";
+
+const SEPARATORS_REGEXP = /[\s\-().\/]/g;
+
+function clean(input: string): string {
+  return input.trim().replace(SEPARATORS_REGEXP, "");
+}
+
+/** Parses a number given with its country code (`+` optional) into E.164, or null. */
+export function toE164(input: string): string | null {
+  const text = clean(input);
+  if (!/^\+?\d{6,16}$/.test(text)) return null;
+  const parsed = parsePhoneNumberFromString(
+    text.startsWith("+") ? text : `+${text}`,
+  );
+  if (!parsed || !parsed.isPossible()) return null;
+  return parsed.number;
+}
+
+/**
+ * Every E.164 form a loosely written number may stand for: leading `+`
+ * optional, bare national digits get the account's country, the old
+ * Argentine `15` is dropped, and Argentine mobiles match with and without
+ * the `9`. Ordered by likelihood; empty when nothing parses.
+ */
+export function phoneVariants(input: string, defaultCountry: string): string[] {
+  const text = clean(input);
+  if (!/^\+?\d{4,17}$/.test(text)) return [];
+  const found: string[] = [];
+  const add = (e164: string | undefined) => {
+    if (e164 && !found.includes(e164)) found.push(e164);
+  };
+  const international = parsePhoneNumberFromString(
+    text.startsWith("+") ? text : `+${text}`,
+  );
+  // Without `+` the digits are a guess: only a valid international reading counts.
+  if (
+    international &&
+    (text.startsWith("+")
+      ? international.isPossible()
+      : international.isValid())
+  ) add(international.number);
+  if (!text.startsWith("+")) {
+    const national = parsePhoneNumberFromString(
+      text,
+      defaultCountry.toUpperCase() as CountryCode,
+    );
+    if (national?.isPossible()) add(national.number);
+  }
+  for (const e164 of [...found]) {
+    for (const v of argentineVariants(e164)) add(v);
+  }
+  return found;
+}
+
+/** `+54 9 AREA NUMBER` (mobile) and `+54 AREA NUMBER` are the same WhatsApp user. */
+export function argentineVariants(e164: string): string[] {
+  if (!e164.startsWith("+54")) return [];
+  const rest = e164.slice(3);
+  if (rest.startsWith("9") && rest.length === 11) {
+    return [`+54${rest.slice(1)}`];
+  }
+  if (!rest.startsWith("9") && rest.length === 10) return [`+549${rest}`];
+  return [];
+}
+
+/** The number in every spelling it may be stored under (for exact lookups). */
+export function samePhoneVariants(e164: string): string[] {
+  return [e164, ...argentineVariants(e164)];
+}

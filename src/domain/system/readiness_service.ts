@@ -1,0 +1,20 @@
+import { sql } from "kysely";
+import type { Db } from "../../db/schema.ts";
+import { migrationsCurrent } from "../../db/migrator.ts";
+
+export type Readiness =
+  | { ready: true }
+  | { ready: false; reason: "database unreachable" | "migrations pending" };
+
+/** Ready when the database answers and every migration has been applied. */
+export async function checkReadiness(deps: { db: Db }): Promise<Readiness> {
+  try {
+    await sql`select 1`.execute(deps.db);
+    if (!(await migrationsCurrent(deps.db))) {
+      return { ready: false, reason: "migrations pending" };
+    }
+    return { ready: true };
+  } catch {
+    return { ready: false, reason: "database unreachable" };
+  }
+}

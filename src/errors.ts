@@ -1,0 +1,59 @@
+/** The one error type of the program. HTTP status mapping lives only in src/http/errors.ts. */
+export type ErrorCode =
+  | "VALIDATION_ERROR"
+  | "INVALID_PHONE"
+  | "INVALID_MESSAGE_TYPE"
+  | "MISSING_REQUIRED_FIELD"
+  | "UNAUTHORIZED"
+  | "INSUFFICIENT_SCOPE"
+  | "NOT_FOUND"
+  | "CONTACT_NOT_FOUND"
+  | "CONVERSATION_NOT_FOUND"
+  | "MESSAGE_NOT_FOUND"
+  | "TEMPLATE_NOT_FOUND"
+  | "MEDIA_NOT_FOUND"
+  | "CONTACT_ALREADY_EXISTS"
+  | "IDEMPOTENCY_KEY_REUSED"
+  | "IDEMPOTENCY_KEY_IN_USE"
+  | "PAYLOAD_TOO_LARGE"
+  | "UNSUPPORTED_MEDIA_TYPE"
+  | "SERVICE_WINDOW_EXPIRED"
+  | "INVALID_CHANNEL"
+  | "CHANNEL_NOT_CONNECTED"
+  | "TEMPLATE_NOT_APPROVED"
+  | "RATE_LIMITED"
+  | "UPSTREAM_ERROR"
+  | "UPSTREAM_UNAVAILABLE"
+  | "SERVICE_UNAVAILABLE"
+  | "INTERNAL_ERROR";
+
+export interface AppErrorOptions {
+  details?: unknown;
+  cause?: unknown;
+  /** Whether a job that hit this error should be retried. */
+  retryable?: boolean;
+  /** Milliseconds the caller should wait before retrying (429, upstream throttling). */
+  retryAfterMs?: number;
+}
+
+export class AppError extends Error {
+  override readonly name = "AppError";
+  readonly code: ErrorCode;
+  readonly details: unknown;
+  readonly retryable: boolean;
+  readonly retryAfterMs: number | undefined;
+
+  constructor(code: ErrorCode, message: string, options: AppErrorOptions = {}) {
+    super(message, { cause: options.cause });
+    this.code = code;
+    this.details = options.details;
+    this.retryable = options.retryable ?? false;
+    this.retryAfterMs = options.retryAfterMs;
+  }
+}
+
+/** Turns anything thrown into an Error. */
+export function coerceError(err: unknown): Error {
+  if (err instanceof Error) return err;
+  return new Error(typeof err === "string" ? err : JSON.stringify(err));
+}

@@ -1,0 +1,93 @@
+import type { Context } from "hono";
+import { HTTPException } from "hono/http-exception";
+import type { ContentfulStatusCode } from "hono/utils/http-status";
+import { AppError, type ErrorCode } from "../errors.ts";
+import type { AppEnv } from "./env.ts";
+
+/** The only place that maps error codes to HTTP statuses. */
+export const STATUS_BY_CODE = {
+  VALIDATION_ERROR: 400,
+  INVALID_PHONE: 400,
+  INVALID_MESSAGE_TYPE: 400,
+  MISSING_REQUIRED_FIELD: 400,
+  UNAUTHORIZED: 401,
+  INSUFFICIENT_SCOPE: 403,
+  NOT_FOUND: 404,
+  CONTACT_NOT_FOUND: 404,
+  CONVERSATION_NOT_FOUND: 404,
+  MESSAGE_NOT_FOUND: 404,
+  TEMPLATE_NOT_FOUND: 422,
+  MEDIA_NOT_FOUND: 404,
+  CONTACT_ALREADY_EXISTS: 409,
+  IDEMPOTENCY_KEY_REUSED: 409,
+  IDEMPOTENCY_KEY_IN_USE: 409,
+  PAYLOAD_TOO_LARGE: 413,
+  UNSUPPORTED_MEDIA_TYPE: 415,
+  SERVICE_WINDOW_EXPIRED: 422,
+  INVALID_CHANNEL: 422,
+  CHANNEL_NOT_CONNECTED: 422,
+  TEMPLATE_NOT_APPROVED: 422,
+  RATE_LIMITED: 429,
+  UPSTREAM_ERROR: 502,
+  UPSTREAM_UNAVAILABLE: 503,
+  SERVICE_UNAVAILABLE: 503,
+  INTERNAL_ERROR: 500,
+} as const satisfies Record<ErrorCode, ContentfulStatusCode>;
+
+const CODE_BY_HTTP_STATUS: Record<number, ErrorCode> = {
+  400: "VALIDATION_ERROR",
+  401: "UNAUTHORIZED",
+  404: "NOT_FOUND",
+  413: "PAYLOAD_TOO_LARGE",
+  415: "UNSUPPORTED_MEDIA_TYPE",
+};
+
+export function errorBody(
+  c: Context<AppEnv>,
+  code: ErrorCode,
+  message: string,
+  details?: unknown,
+) {
+  return {
+    error: details === undefined
+      ? { code, message }
+      : { code, message, details },
+    meta: { requestId: c.get("requestId") },
+  };
+}
+
+/** One onError: AppError keeps its code; anything else becomes the fixed INTERNAL_ERROR body. */
+export function handleError(err: Error, c: Context<AppEnv>): Response {
+  if (err instanceof AppError) {
+    const status = STATUS_BY_CODE[err.code];
+    if (status >= 500) {
+      c.get("log")?.error("Request failed", { err, code: err.code });
+      if (err.code === "INTERNAL_ERROR") return internal(c);
+    }
+    if (err.retryAfterMs !== undefined) {
+      c.header(
+        "Retry-After",
+        String(Math.max(1, Math.ceil(err.retryAfterMs / 1000))),
+      );
+    }
+    return c.json(errorBody(c, err.code, err.message, err.details), status);
+  }
+  if (err instanceof HTTPException && err.status < 500) {
+    const code = CODE_BY_HTTP_STATUS[err.status] ?? "VALIDATION_ERROR";
+    const message = err.status === 413
+      ? "Cannot read request body: it is larger than the limit"
+      : err.status === 400
+      ? "Cannot parse request body: it is not valid JSON"
+      : err.message || "Request rejected";
+    return c.json(errorBody(c, code, message), STATUS_BY_CODE[code]);
+  }
+  c.get("log")?.error("Unhandled error", { err });
+  return internal(c);
+}
+
+function internal(c: Context<AppEnv>): Response {
+  return c.json(
+    errorBody(c, "INTERNAL_ERROR", "Internal server error"),
+    500,
+  );
+}

@@ -1,0 +1,176 @@
+import {
+  createRoute,
+  OpenAPIHono,
+  type RouteConfig,
+  z,
+} from "@hono/zod-openapi";
+import type { MiddlewareHandler } from "hono";
+import { AppError } from "../errors.ts";
+import type { Scope } from "../domain/accounts/scopes.ts";
+import type { AppEnv } from "./env.ts";
+import { requireScope } from "./auth.ts";
+
+interface ZodIssueLike {
+  path: PropertyKey[];
+  message: string;
+  code?: string;
+}
+
+const TARGET_NAMES: Record<string, string> = {
+  json: "request body",
+  query: "query parameter",
+  param: "path parameter",
+  header: "header",
+};
+
+/** Turns zod issues into one readable sentence plus a details list. */
+export function validationError(
+  target: string,
+  issues: ZodIssueLike[],
+): AppError {
+  const where = TARGET_NAMES[target] ?? target;
+  const details = issues.map((i) => ({
+    path: i.path.map(String).join("."),
+    message: i.message,
+  }));
+  const first = details[0];
+  const message = first
+    ? first.path
+      ? `Invalid ${where} "${first.path}": ${first.message}`
+      : `Invalid ${where}: ${first.message}`
+    : `Invalid ${where}`;
+  return new AppError("VALIDATION_ERROR", message, { details });
+}
+
+/** A router whose validation failures become VALIDATION_ERROR (400). */
+export function newRouter(): OpenAPIHono<AppEnv> {
+  return new OpenAPIHono<AppEnv>({
+    defaultHook: (result, _c) => {
+      if (!result.success) {
+        const target = (result as { target?: string }).target ?? "json";
+        throw validationError(target, result.error.issues);
+      }
+    },
+  });
+}
+
+/** A route that needs `scope`; the scope also appears in the OpenAPI document. */
+export function defineRoute<
+  const R extends Omit<RouteConfig, "security" | "middleware">,
+>(scope: Scope, config: R) {
+  return createRoute({
+    ...config,
+    security: [{ bearerAuth: [scope] }],
+    middleware: [requireScope(scope)] as MiddlewareHandler[],
+  });
+}
+
+export const RequestMeta = z.object({ requestId: z.string() });
+
+/** `{ data, meta }` response documentation for a data schema. */
+export function envelope<T extends z.ZodType>(data: T, description: string) {
+  return {
+    content: {
+      "application/json": {
+        schema: z.object({ data, meta: RequestMeta }),
+      },
+    },
+    description,
+  };
+}
+
+export function cursorEnvelope<T extends z.ZodType>(
+  item: T,
+  description: string,
+) {
+  return {
+    content: {
+      "application/json": {
+        schema: z.object({
+          data: z.array(item),
+          meta: RequestMeta.extend({
+            cursor: z.string().nullable(),
+            hasMore: z.boolean(),
+          }),
+        }),
+      },
+    },
+    description,
+  };
+}
+
+export function pageEnvelope<T extends z.ZodType>(
+  item: T,
+  description: string,
+) {
+  return {
+    content: {
+      "application/json": {
+        schema: z.object({
+          data: z.array(item),
+          meta: RequestMeta.extend({
+            page: z.number().int(),
+            pageSize: z.number().int(),
+            total: z.number().int(),
+          }),
+        }),
+      },
+    },
+    description,
+  };
+}
+
+export const ErrorResponse = z.object({
+  error: z.object({
+    code: z.string(),
+    message: z.string(),
+    details: z.unknown().optional(),
+  }),
+  meta: RequestMeta,
+}).openapi("Error");
+
+function errorDoc(description: string) {
+  return {
+    content: { "application/json": { schema: ErrorResponse } },
+    description,
+  };
+}
+
+/** Error responses every authenticated route can give. */
+export const COMMON_ERRORS = {
+  400: errorDoc("Invalid input"),
+  401: errorDoc("Missing, malformed, unknown or revoked key"),
+  403: errorDoc("The key lacks the scope"),
+  429: errorDoc("Rate limit reached; see Retry-After"),
+  500: errorDoc("Internal server error"),
+} as const;
+
+export const NOT_FOUND_ERROR = { 404: errorDoc("Not found") } as const;
+export const CONFLICT_ERROR = { 409: errorDoc("Conflict") } as const;
+export const UNPROCESSABLE_ERROR = {
+  422: errorDoc("Rejected by a business rule"),
+} as const;
+
+/** JSON request body documentation (required). */
+export function jsonBody<T extends z.ZodType>(schema: T) {
+  return {
+    content: { "application/json": { schema } },
+    required: true,
+  };
+}
+
+export const IdParam = z.object({
+  id: z.uuid({ message: "must be a UUID" }).openapi({
+    param: { name: "id", in: "path" },
+  }),
+});
+
+export const CursorQuery = z.strictObject({
+  cursor: z.string().max(512).optional(),
+  limit: z.coerce.number().int().min(1).max(100).default(50),
+});
+
+export const PageQuery = z.strictObject({
+  page: z.coerce.number().int().min(1).max(1_000_000).default(1),
+  pageSize: z.coerce.number().int().min(1).max(100).default(20),
+});

@@ -1,0 +1,189 @@
+// Builds the real app in-process over a real database (a SQLite file, or a real sqld).
+import { loadConfig } from "../src/config.ts";
+import { type Container, createContainer } from "../src/container.ts";
+import { type Clock, ManualClock } from "../src/clock.ts";
+import { createLogger } from "../src/log.ts";
+import { migrateToLatest } from "../src/db/migrator.ts";
+import { type AppExtensions, createApp } from "../src/http/app.ts";
+import type { Account } from "../src/domain/accounts/account.ts";
+import type { Channel } from "../src/domain/channels/channel.ts";
+import { type Scope, SCOPES } from "../src/domain/accounts/scopes.ts";
+import {
+  createAccount,
+  createApiKey,
+} from "../src/domain/accounts/account_service.ts";
+import { createChannel } from "../src/domain/channels/channel_service.ts";
+import { type Sqld, startSqld } from "./_support/sqld.ts";
+
+export type EngineName = "sqlite" | "libsql";
+export const ENGINES: EngineName[] = ["sqlite", "libsql"];
+
+export interface Tenant {
+  account: Account;
+  channel: Channel;
+  /** An API key with every scope. */
+  key: string;
+}
+
+export interface TestResponse {
+  status: number;
+  headers: Headers;
+  // deno-lint-ignore no-explicit-any
+  body: any;
+}
+
+export interface RequestOptions {
+  body?: unknown;
+  /** Sent as is (with the given content type) instead of JSON. */
+  rawBody?: string;
+  key?: string | null;
+  headers?: Record<string, string>;
+}
+
+export interface Harness extends AsyncDisposable {
+  container: Container;
+  app: { fetch(req: Request): Response | Promise<Response> };
+  clock: Clock;
+  dir: string;
+  engine: EngineName;
+  /** The default tenant (account "acme", country AR). */
+  tenant: Tenant;
+  request(
+    method: string,
+    path: string,
+    options?: RequestOptions,
+  ): Promise<TestResponse>;
+  makeTenant(slug: string, options?: { country?: string }): Promise<Tenant>;
+  makeKey(accountId: string, scopes: Scope[]): Promise<string>;
+}
+
+export interface HarnessOptions {
+  engine?: EngineName;
+  clock?: Clock;
+  env?: Record<string, string>;
+  extensions?: (container: Container) => AppExtensions;
+}
+
+let tenantCounter = 0;
+
+/** Creates an app over a fresh database with one seeded tenant. */
+export async function createHarness(
+  options: HarnessOptions = {},
+): Promise<Harness> {
+  const engine = options.engine ?? "sqlite";
+  const dir = await Deno.makeTempDir({ prefix: "bm-test-" });
+  let sqld: Sqld | undefined;
+  if (engine === "libsql") sqld = await startSqld();
+  const config = loadConfig({
+    DATA_DIR: dir,
+    DATABASE_URL: sqld ? sqld.url : `file:${dir}/app.db`,
+    SECRET_KEY: "test-secret-key-0123456789abcdef-0123456789",
+    META_APP_SECRET: "test-app-secret",
+    META_VERIFY_TOKEN: "test-verify-token",
+    WEBHOOK_ALLOW_PRIVATE_NETWORKS: "true",
+    WEBHOOK_ALLOW_HTTP: "true",
+    MEDIA_STORE: `file:${dir}/media`,
+    LOG_LEVEL: "silent",
+    ...options.env,
+  });
+  const clock = options.clock ?? new ManualClock();
+  const container = createContainer(config, {
+    clock,
+    log: createLogger(config.logLevel),
+  });
+  await migrateToLatest(container.db);
+  const app = createApp(container, options.extensions?.(container));
+
+  async function makeKey(accountId: string, scopes: Scope[]): Promise<string> {
+    return (await createApiKey(container, {
+      accountId,
+      scopes,
+      rateLimit: 1_000_000,
+    })).key;
+  }
+
+  async function makeTenant(
+    slug: string,
+    opts: { country?: string } = {},
+  ): Promise<Tenant> {
+    const n = ++tenantCounter;
+    const account = await createAccount(container, {
+      name: `Tenant ${slug}`,
+      slug,
+      country: opts.country ?? "AR",
+    });
+    const channel = await createChannel(container, {
+      accountId: account.id,
+      phoneNumber: `+1555010${String(n).padStart(4, "0")}`,
+      displayName: `${slug} line`,
+      upstreamPhoneNumberId: `10654035224${String(n).padStart(4, "0")}`,
+      wabaId: `1022901293${String(n).padStart(4, "0")}`,
+      accessToken: `token-${slug}`,
+    });
+    return { account, channel, key: await makeKey(account.id, [...SCOPES]) };
+  }
+
+  const tenant = await makeTenant(`acme-${crypto.randomUUID().slice(0, 8)}`);
+
+  async function request(
+    method: string,
+    path: string,
+    opts: RequestOptions = {},
+  ): Promise<TestResponse> {
+    const headers = new Headers(opts.headers);
+    const key = opts.key === undefined ? tenant.key : opts.key;
+    if (key !== null) headers.set("authorization", `Bearer ${key}`);
+    let body: string | undefined;
+    if (opts.rawBody !== undefined) body = opts.rawBody;
+    else if (opts.body !== undefined) {
+      body = JSON.stringify(opts.body);
+      if (!headers.has("content-type")) {
+        headers.set("content-type", "application/json");
+      }
+    }
+    const url = path.startsWith("http") ? path : `http://localhost${path}`;
+    const res = await app.fetch(new Request(url, { method, headers, body }));
+    const text = await res.text();
+    let parsed: unknown = text;
+    try {
+      parsed = text ? JSON.parse(text) : null;
+    } catch { /* not JSON */ }
+    return { status: res.status, headers: res.headers, body: parsed };
+  }
+
+  return {
+    container,
+    app,
+    clock,
+    dir,
+    engine,
+    tenant,
+    request,
+    makeTenant,
+    makeKey,
+    async [Symbol.asyncDispose]() {
+      await container[Symbol.asyncDispose]();
+      await sqld?.stop();
+      await Deno.remove(dir, { recursive: true }).catch(() => {});
+    },
+  };
+}
+
+/** Registers one test per storage engine (SQLite file and real sqld). */
+export function engineTest(
+  name: string,
+  fn: (h: Harness) => Promise<void>,
+  options: Omit<HarnessOptions, "engine"> = {},
+): void {
+  for (const engine of ENGINES) {
+    Deno.test({
+      name: `[${engine}] ${name}`,
+      sanitizeResources: engine === "sqlite",
+      sanitizeOps: engine === "sqlite",
+      fn: async () => {
+        await using h = await createHarness({ ...options, engine });
+        await fn(h);
+      },
+    });
+  }
+}
