@@ -1,6 +1,9 @@
 import type { Hono } from "hono";
 import type { Container } from "./container.ts";
 import type { AppEnv } from "./http/env.ts";
+import { WorkerPool } from "./jobs/worker_pool.ts";
+import { createJobHandlers } from "./jobs/registry.ts";
+import { startCron } from "./cron/schedules.ts";
 
 /** A running part of the program that stops in order (HTTP, cron, workers, then the database). */
 export interface Stoppable {
@@ -56,4 +59,39 @@ export function waitForShutdownSignal(): Promise<string> {
       Deno.addSignalListener(signal, handler(signal));
     }
   });
+}
+
+/** Starts the worker pool and cron; returns them as parts to stop (cron first, then a drained pool). */
+export function startBackground(
+  container: Container,
+  options: { concurrency?: number } = {},
+): Stoppable[] {
+  const pool = new WorkerPool({
+    db: container.db,
+    clock: container.clock,
+    log: container.log.child({ component: "jobs" }),
+    handlers: createJobHandlers(container),
+    concurrency: options.concurrency ?? container.config.workers,
+    leaseMs: 30_000,
+  });
+  const unsubscribe = container.jobs.subscribe(() => pool.notify());
+  pool.start();
+  const cron = startCron({
+    db: container.db,
+    clock: container.clock,
+    log: container.log.child({ component: "cron" }),
+  });
+  return [
+    { name: "cron", stop: () => Promise.resolve(cron.stop()) },
+    {
+      name: "workers",
+      stop: async () => {
+        unsubscribe();
+        const drained = await pool.drain(container.config.shutdownDrainMs);
+        if (!drained) {
+          container.log.warn("Released unfinished jobs at shutdown");
+        }
+      },
+    },
+  ];
 }

@@ -30,6 +30,11 @@ export interface DevCredentials {
   simulatorUrl?: string;
 }
 
+/** What dev mode needs besides the public credentials. */
+export interface DevSetup extends DevCredentials {
+  upstreamPhoneNumberId: string;
+}
+
 /** Dev defaults: data under DATA_DIR, a persistent generated SECRET_KEY, local-friendly webhook rules. */
 export async function prepareDev(
   env: Record<string, string | undefined>,
@@ -76,7 +81,7 @@ export async function writeDevCredentials(
   c: Container,
   port: number,
   extra: { simulatorUrl?: string; upstreamPhoneNumberId?: string } = {},
-): Promise<DevCredentials> {
+): Promise<DevSetup> {
   const baseUrl = `http://localhost:${port}`;
   let account = await findAccountBySlug(c.db, DEMO_SLUG);
   if (!account) {
@@ -138,5 +143,8 @@ export async function writeDevCredentials(
       "",
     ].join("\n"),
   );
-  return credentials;
+  return {
+    ...credentials,
+    upstreamPhoneNumberId: channel.upstreamPhoneNumberId,
+  };
 }

@@ -12,6 +12,7 @@ import {
 } from "./admin.ts";
 import { templatesCommand } from "./templates_cli.ts";
 import { devCommand, serveCommand } from "./serve.ts";
+import { simulatorCommand } from "./simulator_cli.ts";
 
 const USAGE = `Business Messaging server
 
@@ -20,6 +21,8 @@ Usage: main.ts <command> [options]   (every admin command accepts --json)
   serve                       run the server (default)
   dev                         run with embedded SQLite, the upstream simulator and a demo account
   migrate                     apply pending database migrations
+  simulator [--port 9090] [--callback-url U] [--app-secret S]
+                              run the upstream (Graph API) simulator on its own
   accounts create --name N --slug S [--plan crece] [--country AR]
   accounts list
   keys create --account S --scopes all|a,b [--rate-limit 120] [--name N]
@@ -54,6 +57,7 @@ export async function runCli(args: string[]): Promise<number> {
     }
     if (command === "serve") return await serveCommand(rest);
     if (command === "dev") return await devCommand(rest);
+    if (command === "simulator") return await simulatorCommand(rest);
     const admin = ADMIN[command];
     if (command !== "migrate" && !admin) {
       throw new UsageError(`Unknown command "${command}"`);

@@ -1,17 +1,169 @@
 import type { Container } from "../container.ts";
-import { UsageError } from "./args.ts";
+import { printOut } from "../log.ts";
+import { requireAccount } from "../domain/accounts/account_service.ts";
+import {
+  isTemplateCategory,
+  isTemplateStatus,
+  TEMPLATE_CATEGORIES,
+  TEMPLATE_STATUSES,
+  type TemplateCategory,
+  type TemplateComponent,
+  type TemplateStatus,
+} from "../domain/templates/template.ts";
+import {
+  createTemplate,
+  getTemplateByName,
+  updateTemplateStatus,
+} from "../domain/templates/template_service.ts";
+import { AppError } from "../errors.ts";
+import {
+  type Flags,
+  optional,
+  parseFlags,
+  required,
+  UsageError,
+} from "./args.ts";
 
-/** `templates create|update` (filled in with the templates domain). */
-export function templatesCommand(
-  _c: Container,
-  _args: string[],
-): Promise<void> {
-  return Promise.reject(new UsageError("Usage: templates create|update"));
+function emit(flags: Flags, value: unknown, text: string): void {
+  printOut(flags.json ? JSON.stringify(value, null, 2) : text);
 }
 
-/** Two approved demo templates for the dev account (filled in with the templates domain). */
+function status(value: string): TemplateStatus {
+  if (!isTemplateStatus(value)) {
+    throw new UsageError(
+      `--status must be one of ${TEMPLATE_STATUSES.join(", ")}`,
+    );
+  }
+  return value;
+}
+
+function category(value: string): TemplateCategory {
+  if (!isTemplateCategory(value)) {
+    throw new UsageError(
+      `--category must be one of ${TEMPLATE_CATEGORIES.join(", ")}`,
+    );
+  }
+  return value;
+}
+
+function components(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    throw new UsageError(
+      `--components must be a JSON array, e.g. '[{"type":"BODY","text":"Hi {{1}}"}]'`,
+    );
+  }
+}
+
+/** `templates create|update`: templates are managed here, not through the public API. */
+export async function templatesCommand(
+  c: Container,
+  args: string[],
+): Promise<void> {
+  const [sub, ...rest] = args;
+  if (sub === "create") {
+    const f = parseFlags(rest, {
+      account: "string",
+      name: "string",
+      language: "string",
+      category: "string",
+      status: "string",
+      components: "string",
+      channel: "string",
+      "meta-template-id": "string",
+    });
+    const input = {
+      name: required(f, "name"),
+      language: required(f, "language"),
+      category: category(required(f, "category")),
+      status: status(required(f, "status")),
+      components: components(required(f, "components")),
+      channelId: optional(f, "channel") ?? null,
+      metaTemplateId: optional(f, "meta-template-id") ?? null,
+    };
+    const account = await requireAccount(c, required(f, "account"));
+    const template = await createTemplate(c, {
+      accountId: account.id,
+      ...input,
+    });
+    emit(
+      f,
+      template,
+      `Created template ${template.name} (${template.language}, ${template.status}) ${template.id}`,
+    );
+  } else if (sub === "update") {
+    const f = parseFlags(rest, { id: "string", status: "string" });
+    const id = required(f, "id");
+    const template = await updateTemplateStatus(
+      c,
+      id,
+      status(required(f, "status")),
+    );
+    emit(
+      f,
+      template,
+      `Updated template ${template.name} (${template.language}) to ${template.status}`,
+    );
+  } else {
+    throw new UsageError("Usage: templates create|update");
+  }
+}
+
+interface DemoTemplate {
+  name: string;
+  language: string;
+  category: TemplateCategory;
+  components: TemplateComponent[];
+  global: boolean;
+}
+
+const DEMO_TEMPLATES: DemoTemplate[] = [
+  {
+    name: "order_update",
+    language: "es_AR",
+    category: "UTILITY",
+    components: [
+      { type: "BODY", text: "Hola {{1}}, tu pedido {{2}} está en camino." },
+    ],
+    global: false,
+  },
+  {
+    name: "welcome",
+    language: "en_US",
+    category: "MARKETING",
+    components: [
+      { type: "HEADER", format: "TEXT", text: "Welcome!" },
+      { type: "BODY", text: "Hi {{1}}, welcome to Demo Business!" },
+    ],
+    global: true,
+  },
+];
+
+/** Two approved demo templates for the dev account: `order_update` on the channel, `welcome` global. Skips ones already there. */
 export async function seedDemoTemplates(
-  _c: Container,
-  _accountId: string,
-  _channelId: string,
-): Promise<void> {}
+  c: Container,
+  accountId: string,
+  channelId: string,
+): Promise<void> {
+  for (const demo of DEMO_TEMPLATES) {
+    const existing = await getTemplateByName(c, {
+      accountId,
+      name: demo.name,
+      language: demo.language,
+    }).catch((err) => {
+      if (err instanceof AppError && err.code === "NOT_FOUND") return null;
+      throw err;
+    });
+    if (existing) continue;
+    await createTemplate(c, {
+      accountId,
+      channelId: demo.global ? null : channelId,
+      name: demo.name,
+      language: demo.language,
+      category: demo.category,
+      status: "approved",
+      components: demo.components,
+    });
+  }
+}

@@ -17,6 +17,10 @@ import { channelRoutes } from "./routes/channels.ts";
 import { contactRoutes } from "./routes/contacts.ts";
 import { templateRoutes } from "./routes/templates.ts";
 import { conversationRoutes } from "./routes/conversations.ts";
+import { conversationActionRoutes } from "./routes/conversation_actions.ts";
+import { messageRoutes } from "./routes/messages.ts";
+import { mediaDownloadRoutes, mediaRoutes } from "./routes/media.ts";
+import { metaWebhookRoutes } from "./routes/meta_webhook.ts";
 
 const JSON_CONTENT_TYPE_REGEXP = /^application\/(?:[\w.+-]+\+)?json\b/i;
 
@@ -61,6 +65,8 @@ export function createApp(
 
   app.route("/", healthRoutes(container));
   app.route("/", docsRoutes());
+  app.route("/", metaWebhookRoutes(container));
+  app.route("/", mediaDownloadRoutes(container));
   for (const group of extensions.root ?? []) app.route("/", group);
 
   const api = newRouter();
@@ -120,6 +126,9 @@ export function createApp(
   api.route("/", contactRoutes(container));
   api.route("/", templateRoutes(container));
   api.route("/", conversationRoutes(container));
+  api.route("/", conversationActionRoutes(container));
+  api.route("/", messageRoutes(container));
+  api.route("/", mediaRoutes(container));
   for (const group of extensions.api ?? []) api.route("/", group);
 
   app.route("/api/v2", api);

@@ -1,0 +1,191 @@
+import { type SelectQueryBuilder, sql } from "kysely";
+import type { ContactsTable, Database, Executor } from "../../db/schema.ts";
+import { fromJson, toJson } from "../../db/json.ts";
+import { samePhoneVariants } from "../phones/phone.ts";
+import {
+  type Contact,
+  type CustomFields,
+  phoneSearchDigits,
+} from "./contact.ts";
+
+export interface ContactFilter {
+  accountId: string;
+  /** Case-insensitive substring of name, phone number or e-mail. */
+  search?: string | undefined;
+  /** Exact tag. */
+  tag?: string | undefined;
+}
+
+function toContact(r: ContactsTable): Contact {
+  return {
+    id: r.id,
+    accountId: r.account_id,
+    phoneNumber: r.phone_number,
+    name: r.name,
+    email: r.email,
+    tags: fromJson<string[]>(r.tags, []),
+    customFields: fromJson<CustomFields>(r.custom_fields, {}),
+    optedIn: r.opted_in === 1,
+    lastMessageAt: r.last_message_at,
+    createdAt: r.created_at,
+  };
+}
+
+/** Both engines report a UNIQUE violation with SQLite's own message. */
+function isUniqueViolation(err: unknown): boolean {
+  return err instanceof Error && /UNIQUE constraint failed/i.test(err.message);
+}
+
+/** Inserts a contact; null when (account, phone number) is already taken. */
+export async function insertContact(
+  db: Executor,
+  contact: Contact,
+): Promise<Contact | null> {
+  const row: ContactsTable = {
+    id: contact.id,
+    account_id: contact.accountId,
+    phone_number: contact.phoneNumber,
+    name: contact.name,
+    email: contact.email,
+    tags: toJson(contact.tags),
+    custom_fields: toJson(contact.customFields),
+    opted_in: contact.optedIn ? 1 : 0,
+    last_message_at: contact.lastMessageAt,
+    created_at: contact.createdAt,
+    updated_at: contact.createdAt,
+  };
+  try {
+    await db.insertInto("contacts").values(row).execute();
+  } catch (err) {
+    if (isUniqueViolation(err)) return null;
+    throw err;
+  }
+  return toContact(row);
+}
+
+/** Finds a contact of an account; another account's id is not found. */
+export async function findContact(
+  db: Executor,
+  accountId: string,
+  id: string,
+): Promise<Contact | undefined> {
+  const r = await db.selectFrom("contacts").selectAll()
+    .where("account_id", "=", accountId).where("id", "=", id)
+    .executeTakeFirst();
+  return r ? toContact(r) : undefined;
+}
+
+/**
+ * Finds the contact of an E.164 number, also under its Argentine spelling
+ * with or without the mobile `9`; the exact spelling wins.
+ */
+export async function findContactByPhone(
+  db: Executor,
+  accountId: string,
+  e164: string,
+): Promise<Contact | undefined> {
+  const rows = await db.selectFrom("contacts").selectAll()
+    .where("account_id", "=", accountId)
+    .where("phone_number", "in", samePhoneVariants(e164))
+    .execute();
+  const r = rows.find((row) => row.phone_number === e164) ?? rows[0];
+  return r ? toContact(r) : undefined;
+}
+
+// `!` escapes LIKE wildcards in user text.
+function likePattern(text: string): string {
+  return `%${text.replace(/[!%_]/g, (ch) => `!${ch}`)}%`;
+}
+
+/** The filtered list query without columns or order (shared by rows, count and the plan test). */
+export function contactListQuery(
+  db: Executor,
+  filter: ContactFilter,
+): SelectQueryBuilder<Database, "contacts", object> {
+  let q = db.selectFrom("contacts").where("account_id", "=", filter.accountId);
+  const search = filter.search;
+  if (search) {
+    // SQLite's LIKE ignores ASCII case.
+    const pattern = likePattern(search);
+    const digits = phoneSearchDigits(search);
+    q = q.where((eb) =>
+      eb.or([
+        sql<boolean>`contacts.name like ${pattern} escape '!'`,
+        sql<boolean>`contacts.email like ${pattern} escape '!'`,
+        sql<boolean>`contacts.phone_number like ${pattern} escape '!'`,
+        ...(digits
+          ? [sql<boolean>`contacts.phone_number like ${likePattern(digits)}`]
+          : []),
+      ])
+    );
+  }
+  const tag = filter.tag;
+  if (tag) {
+    q = q.where(
+      sql<
+        boolean
+      >`exists (select 1 from json_each(contacts.tags) where json_each.value = ${tag})`,
+    );
+  }
+  return q;
+}
+
+/** The page query exactly as the list endpoint runs it (the plan test checks its index). */
+export function contactPageQuery(
+  db: Executor,
+  filter: ContactFilter & { limit: number; offset: number },
+) {
+  return contactListQuery(db, filter).selectAll()
+    .orderBy("created_at", "desc").orderBy("id", "desc")
+    .limit(filter.limit).offset(filter.offset);
+}
+
+/** One page of contacts, newest first (created_at, then id), plus the total count. */
+export async function listContacts(
+  db: Executor,
+  filter: ContactFilter & { limit: number; offset: number },
+): Promise<{ items: Contact[]; total: number }> {
+  const rows = await contactPageQuery(db, filter).execute();
+  const count = await contactListQuery(db, filter)
+    .select((eb) => eb.fn.countAll().as("n"))
+    .executeTakeFirstOrThrow();
+  return { items: rows.map(toContact), total: Number(count.n) };
+}
+
+export interface ContactPatch {
+  phoneNumber?: string;
+  name?: string | null;
+  email?: string | null;
+  tags?: string[];
+  customFields?: CustomFields;
+  optedIn?: boolean;
+  lastMessageAt?: string | null;
+  updatedAt: string;
+}
+
+/** Updates a contact's fields; false when the new phone number is already taken. */
+export async function updateContact(
+  db: Executor,
+  id: string,
+  patch: ContactPatch,
+): Promise<boolean> {
+  const set: Partial<ContactsTable> = { updated_at: patch.updatedAt };
+  if (patch.phoneNumber !== undefined) set.phone_number = patch.phoneNumber;
+  if (patch.name !== undefined) set.name = patch.name;
+  if (patch.email !== undefined) set.email = patch.email;
+  if (patch.tags !== undefined) set.tags = toJson(patch.tags);
+  if (patch.customFields !== undefined) {
+    set.custom_fields = toJson(patch.customFields);
+  }
+  if (patch.optedIn !== undefined) set.opted_in = patch.optedIn ? 1 : 0;
+  if (patch.lastMessageAt !== undefined) {
+    set.last_message_at = patch.lastMessageAt;
+  }
+  try {
+    await db.updateTable("contacts").set(set).where("id", "=", id).execute();
+  } catch (err) {
+    if (isUniqueViolation(err)) return false;
+    throw err;
+  }
+  return true;
+}

@@ -1,0 +1,251 @@
+import type { Db, Executor } from "../../db/schema.ts";
+import type { Clock } from "../../clock.ts";
+import { AppError } from "../../errors.ts";
+import { newId } from "../../ids.ts";
+import { toDbTime } from "../../db/time.ts";
+import type { PageResult } from "../pagination.ts";
+import { toE164 } from "../phones/phone.ts";
+import { insertEvent } from "../events/event_repo.ts";
+import {
+  checkCustomFields,
+  checkTags,
+  type Contact,
+  contactView,
+  type CustomFields,
+  mergeCustomFields,
+} from "./contact.ts";
+import * as repo from "./contact_repo.ts";
+
+export { findContactByPhone } from "./contact_repo.ts";
+
+export interface Deps {
+  db: Db;
+  clock: Clock;
+}
+
+export interface ContactListQuery {
+  accountId: string;
+  page: number;
+  pageSize: number;
+  search?: string | undefined;
+  tag?: string | undefined;
+}
+
+export interface NewContact {
+  accountId: string;
+  /** With country code; `+` optional. */
+  phoneNumber: string;
+  name?: string | null | undefined;
+  email?: string | null | undefined;
+  tags?: string[] | undefined;
+  customFields?: CustomFields | undefined;
+}
+
+/** Fields a PATCH may change; undefined means unchanged, null clears name or email. */
+export interface ContactChanges {
+  phoneNumber?: string | undefined;
+  name?: string | null | undefined;
+  email?: string | null | undefined;
+  tags?: string[] | undefined;
+  /** Merged into the existing fields; a key set to null is removed. */
+  customFields?: CustomFields | undefined;
+  optedIn?: boolean | undefined;
+}
+
+/** One page of the account's contacts, newest first. */
+export async function listContacts(
+  deps: { db: Db },
+  query: ContactListQuery,
+): Promise<PageResult<Contact>> {
+  const { items, total } = await repo.listContacts(deps.db, {
+    accountId: query.accountId,
+    search: query.search,
+    tag: query.tag,
+    limit: query.pageSize,
+    offset: (query.page - 1) * query.pageSize,
+  });
+  return { items, page: query.page, pageSize: query.pageSize, total };
+}
+
+/** A contact of the account, or CONTACT_NOT_FOUND (also for another account's id). */
+export async function getContact(
+  deps: { db: Db },
+  ref: { accountId: string; id: string },
+): Promise<Contact> {
+  const found = await repo.findContact(deps.db, ref.accountId, ref.id);
+  if (!found) {
+    throw new AppError("CONTACT_NOT_FOUND", `Cannot find contact "${ref.id}"`);
+  }
+  return found;
+}
+
+function requireE164(input: string, action: string): string {
+  const e164 = toE164(input);
+  if (!e164) {
+    throw new AppError(
+      "INVALID_PHONE",
+      `Cannot ${action}: "${input}" is not a valid phone number with country code`,
+    );
+  }
+  return e164;
+}
+
+function alreadyExists(action: string, phone: string, id?: string): AppError {
+  return new AppError(
+    "CONTACT_ALREADY_EXISTS",
+    `Cannot ${action}: a contact with phone number "${phone}" already exists`,
+    id ? { details: { contactId: id } } : {},
+  );
+}
+
+/** Creates a contact and records `contact.created` in the same transaction. */
+export async function createContact(
+  deps: Deps,
+  input: NewContact,
+): Promise<Contact> {
+  const action = "create contact";
+  const phoneNumber = requireE164(input.phoneNumber, action);
+  const tags = checkTags(input.tags ?? []);
+  const customFields = checkCustomFields(
+    mergeCustomFields({}, input.customFields ?? {}),
+  );
+  const now = toDbTime(deps.clock.now());
+  const contact: Contact = {
+    id: newId(),
+    accountId: input.accountId,
+    phoneNumber,
+    name: input.name ?? null,
+    email: input.email ?? null,
+    tags,
+    customFields,
+    optedIn: true,
+    lastMessageAt: null,
+    createdAt: now,
+  };
+  return await deps.db.transaction().execute(async (trx) => {
+    const existing = await repo.findContactByPhone(
+      trx,
+      input.accountId,
+      phoneNumber,
+    );
+    if (existing) throw alreadyExists(action, phoneNumber, existing.id);
+    const inserted = await repo.insertContact(trx, contact);
+    if (!inserted) throw alreadyExists(action, phoneNumber);
+    await insertEvent(trx, {
+      accountId: input.accountId,
+      type: "contact.created",
+      data: contactView(inserted),
+      createdAt: now,
+    });
+    return inserted;
+  });
+}
+
+/**
+ * Finds the contact of a number (Argentine variants included) or creates it
+ * with its `contact.created` event on the given executor; the caller owns
+ * the transaction.
+ */
+export async function findOrCreateContact(
+  trx: Executor,
+  input: {
+    accountId: string;
+    /** E.164. */
+    phoneNumber: string;
+    name?: string | null | undefined;
+    now: Date;
+  },
+): Promise<{ contact: Contact; created: boolean }> {
+  const existing = await repo.findContactByPhone(
+    trx,
+    input.accountId,
+    input.phoneNumber,
+  );
+  if (existing) return { contact: existing, created: false };
+  const createdAt = toDbTime(input.now);
+  const inserted = await repo.insertContact(trx, {
+    id: newId(),
+    accountId: input.accountId,
+    phoneNumber: input.phoneNumber,
+    name: input.name ?? null,
+    email: null,
+    tags: [],
+    customFields: {},
+    optedIn: true,
+    lastMessageAt: null,
+    createdAt,
+  });
+  if (!inserted) {
+    // Another writer created it between the lookup and the insert.
+    const raced = await repo.findContactByPhone(
+      trx,
+      input.accountId,
+      input.phoneNumber,
+    );
+    if (raced) return { contact: raced, created: false };
+    throw new Error(
+      `Cannot create contact "${input.phoneNumber}": insert conflicted but no row was found`,
+    );
+  }
+  await insertEvent(trx, {
+    accountId: input.accountId,
+    type: "contact.created",
+    data: contactView(inserted),
+    createdAt,
+  });
+  return { contact: inserted, created: true };
+}
+
+/** Changes only the given fields of a contact and returns it. */
+export async function updateContact(
+  deps: Deps,
+  input: { accountId: string; id: string; changes: ContactChanges },
+): Promise<Contact> {
+  const action = "update contact";
+  const changes = input.changes;
+  if (Object.values(changes).every((v) => v === undefined)) {
+    throw new AppError(
+      "VALIDATION_ERROR",
+      `Cannot ${action}: send at least one field to change`,
+    );
+  }
+  const phoneNumber = changes.phoneNumber === undefined
+    ? undefined
+    : requireE164(changes.phoneNumber, action);
+  const tags = changes.tags === undefined ? undefined : checkTags(changes.tags);
+  return await deps.db.transaction().execute(async (trx) => {
+    const existing = await repo.findContact(trx, input.accountId, input.id);
+    if (!existing) {
+      throw new AppError(
+        "CONTACT_NOT_FOUND",
+        `Cannot find contact "${input.id}"`,
+      );
+    }
+    if (phoneNumber !== undefined) {
+      const holder = await repo.findContactByPhone(
+        trx,
+        input.accountId,
+        phoneNumber,
+      );
+      if (holder && holder.id !== existing.id) {
+        throw alreadyExists(action, phoneNumber, holder.id);
+      }
+    }
+    const customFields = changes.customFields === undefined
+      ? undefined
+      : checkCustomFields(
+        mergeCustomFields(existing.customFields, changes.customFields),
+      );
+    const done = await repo.updateContact(trx, existing.id, {
+      phoneNumber,
+      name: changes.name,
+      email: changes.email,
+      tags,
+      customFields,
+      optedIn: changes.optedIn,
+      updatedAt: toDbTime(deps.clock.now()),
+    });
+    if (!done) throw alreadyExists(action, phoneNumber ?? "");
+    return (await repo.findContact(trx, input.accountId, existing.id))!;
+  });
+}

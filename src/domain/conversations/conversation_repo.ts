@@ -1,0 +1,393 @@
+// Conversations as the API reads them: always joined with their contact and
+// narrowed to what the viewer may see.
+import { type ExpressionBuilder, sql } from "kysely";
+import type {
+  ContactsTable,
+  ConversationsTable,
+  Database,
+  Executor,
+} from "../../db/schema.ts";
+import type { CursorPosition } from "../pagination.ts";
+import type { MessageDirection } from "../messages/message.ts";
+import { toMessageStatus } from "../messages/message.ts";
+import {
+  type Conversation,
+  type ConversationStatus,
+  SERVICE_WINDOW_HOURS,
+  truncatePreview,
+  type Viewer,
+} from "./conversation.ts";
+
+type Joined = Database & { cv: ConversationsTable; ct: ContactsTable };
+
+interface ConversationRow extends ConversationsTable {
+  contact_phone_number: string;
+  contact_name: string | null;
+}
+
+export function toConversation(r: ConversationRow): Conversation {
+  return {
+    id: r.id,
+    contactId: r.contact_id,
+    phoneNumberId: r.channel_id,
+    status: r.status as ConversationStatus,
+    assignedTo: r.assigned_to,
+    lastMessageAt: r.last_message_at,
+    lastMessagePreview: r.last_message_preview,
+    lastMessageDirection: r.last_message_direction as MessageDirection | null,
+    lastMessageStatus: r.last_message_status === null
+      ? null
+      : toMessageStatus(r.last_message_status),
+    serviceWindowExpiresAt: r.service_window_expires_at,
+    unreadCount: r.unread_count,
+    createdAt: r.created_at,
+    contact: {
+      id: r.contact_id,
+      phoneNumber: r.contact_phone_number,
+      name: r.contact_name,
+    },
+  };
+}
+
+/** Conversations of the viewer's account (and only the agent's, for `assigned` agents), with contact fields. */
+function visibleConversations(db: Executor, viewer: Viewer) {
+  let query = db.selectFrom("conversations as cv")
+    .innerJoin("contacts as ct", "ct.id", "cv.contact_id")
+    .selectAll("cv")
+    .select([
+      "ct.phone_number as contact_phone_number",
+      "ct.name as contact_name",
+    ])
+    .where("cv.account_id", "=", viewer.accountId);
+  if (viewer.onlyAssignedTo !== undefined) {
+    query = query.where("cv.assigned_to", "=", viewer.onlyAssignedTo);
+  }
+  return query;
+}
+
+/** Keyset condition for newest-first lists: strictly after `position` in (created_at, id) desc order. */
+function before(position: CursorPosition) {
+  return (eb: ExpressionBuilder<Joined, "cv">) =>
+    eb(
+      eb.refTuple("cv.created_at", "cv.id"),
+      "<",
+      eb.tuple(position.at, position.id),
+    );
+}
+
+function escapeLike(text: string): string {
+  return text.replace(/[\\%_]/g, (c) => `\\${c}`);
+}
+
+export interface ListConversationsInput {
+  viewer: Viewer;
+  status?: ConversationStatus;
+  /** Case-insensitive substring of the contact's name or phone (`+` optional). */
+  search?: string;
+  after?: CursorPosition;
+  limit: number;
+}
+
+/**
+ * The list query, newest first on (created_at, id); built separately so a
+ * test can check its plan uses conversations_list_idx / conversations_status_idx.
+ */
+export function listConversationsQuery(
+  db: Executor,
+  input: ListConversationsInput,
+) {
+  let query = visibleConversations(db, input.viewer);
+  if (input.status) query = query.where("cv.status", "=", input.status);
+  const search = input.search;
+  if (search) {
+    const namePattern = `%${escapeLike(search.toLowerCase())}%`;
+    const digits = search.replace(/[\s\-().+]/g, "");
+    query = query.where((eb) =>
+      eb.or([
+        sql<boolean>`lower(${
+          eb.ref("ct.name")
+        }) like ${namePattern} escape '\\'`,
+        ...(/^\d+$/.test(digits)
+          ? [eb("ct.phone_number", "like", `%${digits}%`)]
+          : []),
+      ])
+    );
+  }
+  const after = input.after;
+  if (after) query = query.where(before(after));
+  return query.orderBy("cv.created_at", "desc").orderBy("cv.id", "desc")
+    .limit(input.limit);
+}
+
+export async function listConversations(
+  db: Executor,
+  input: ListConversationsInput,
+): Promise<Conversation[]> {
+  const rows = await listConversationsQuery(db, input).execute();
+  return rows.map(toConversation);
+}
+
+export interface ListContactConversationsInput {
+  viewer: Viewer;
+  contactId: string;
+  after?: CursorPosition;
+  limit: number;
+}
+
+/** A contact's conversations newest first (conversations_contact_idx). */
+export function listContactConversationsQuery(
+  db: Executor,
+  input: ListContactConversationsInput,
+) {
+  let query = visibleConversations(db, input.viewer)
+    .where("cv.contact_id", "=", input.contactId);
+  const after = input.after;
+  if (after) query = query.where(before(after));
+  return query.orderBy("cv.created_at", "desc").orderBy("cv.id", "desc")
+    .limit(input.limit);
+}
+
+export async function listContactConversations(
+  db: Executor,
+  input: ListContactConversationsInput,
+): Promise<Conversation[]> {
+  const rows = await listContactConversationsQuery(db, input).execute();
+  return rows.map(toConversation);
+}
+
+export async function findConversation(
+  db: Executor,
+  viewer: Viewer,
+  id: string,
+): Promise<Conversation | undefined> {
+  const row = await visibleConversations(db, viewer).where("cv.id", "=", id)
+    .executeTakeFirst();
+  return row ? toConversation(row) : undefined;
+}
+
+/**
+ * Conversations whose contact matches any of the given identifiers, best
+ * first: on a preferred channel, then by last message, then by creation.
+ * (NULLs sort lowest in SQLite, so `desc` puts never-messaged ones last.)
+ */
+export async function findMatchingConversations(
+  db: Executor,
+  input: {
+    viewer: Viewer;
+    phones?: string[];
+    email?: string;
+    /** Already normalised: no leading `@`, lower case. */
+    instagram?: string;
+    preferredChannelIds?: string[];
+    limit: number;
+  },
+): Promise<Conversation[]> {
+  const { phones, email, instagram } = input;
+  const preferred = input.preferredChannelIds ?? [];
+  let query = visibleConversations(db, input.viewer).where((eb) =>
+    eb.or([
+      ...(phones?.length ? [eb("ct.phone_number", "in", phones)] : []),
+      ...(email !== undefined
+        ? [sql<boolean>`lower(${eb.ref("ct.email")}) = ${email.toLowerCase()}`]
+        : []),
+      ...(instagram !== undefined
+        ? [
+          sql<
+            boolean
+          >`lower(ltrim(json_extract(${
+            eb.ref("ct.custom_fields")
+          }, '$.instagram'), '@')) = ${instagram}`,
+        ]
+        : []),
+    ])
+  );
+  if (preferred.length > 0) {
+    query = query.orderBy(
+      (eb) =>
+        eb.case().when("cv.channel_id", "in", preferred).then(1).else(0).end(),
+      "desc",
+    );
+  }
+  const rows = await query.orderBy("cv.last_message_at", "desc")
+    .orderBy("cv.created_at", "desc").orderBy("cv.id", "desc")
+    .limit(input.limit).execute();
+  return rows.map(toConversation);
+}
+
+export async function contactExists(
+  db: Executor,
+  accountId: string,
+  contactId: string,
+): Promise<boolean> {
+  const row = await db.selectFrom("contacts").select("id")
+    .where("id", "=", contactId).where("account_id", "=", accountId)
+    .executeTakeFirst();
+  return row !== undefined;
+}
+
+export async function updateConversation(
+  db: Executor,
+  id: string,
+  patch: Partial<Pick<ConversationsTable, "status" | "assigned_to">> & {
+    updated_at: string;
+  },
+): Promise<void> {
+  await db.updateTable("conversations").set(patch).where("id", "=", id)
+    .execute();
+}
+
+// ---- Write side used by the messaging engine (inside its transaction) ----
+
+/** The conversation of a contact on a channel (null channel included). */
+export async function findConversationForContact(
+  db: Executor,
+  input: { accountId: string; contactId: string; channelId: string | null },
+): Promise<Conversation | undefined> {
+  const row = await visibleConversations(db, { accountId: input.accountId })
+    .where("cv.contact_id", "=", input.contactId)
+    .where(
+      "cv.channel_id",
+      input.channelId === null ? "is" : "=",
+      input.channelId,
+    )
+    .orderBy("cv.created_at").orderBy("cv.id")
+    .executeTakeFirst();
+  return row ? toConversation(row) : undefined;
+}
+
+/** Inserts unless (contact, channel) already has one; true when inserted. */
+export async function insertConversation(
+  db: Executor,
+  row: ConversationsTable,
+): Promise<boolean> {
+  const inserted = await db.insertInto("conversations").values(row)
+    .onConflict((oc) => oc.columns(["contact_id", "channel_id"]).doNothing())
+    .returning("id").executeTakeFirst();
+  return inserted !== undefined;
+}
+
+/**
+ * Appends a domain event row. Kept here for `conversation.created` until the
+ * shared event repo lands (the lead dedupes).
+ */
+export async function insertEventRow(
+  db: Executor,
+  input: {
+    id: string;
+    accountId: string;
+    type: string;
+    data: unknown;
+    at: string;
+  },
+): Promise<void> {
+  await db.insertInto("events").values({
+    id: input.id,
+    account_id: input.accountId,
+    type: input.type,
+    data: JSON.stringify(input.data),
+    created_at: input.at,
+  }).execute();
+}
+
+/**
+ * `value` when the message at `at` is at least as recent as the current
+ * last message, else the column unchanged: a late, out-of-order message
+ * never replaces a newer last message.
+ */
+function ifNewest(at: string, column: string, value: string | null) {
+  return sql<string | null>`case when coalesce(last_message_at, '') <= ${at}
+    then ${value} else ${sql.ref(column)} end`;
+}
+
+/**
+ * Records an inbound message: last message fields (when newest), last
+ * inbound time and the service window (never moved backwards), one more
+ * unread, and a resolved or closed conversation reopens. False when no such
+ * conversation exists.
+ */
+export async function recordInbound(
+  db: Executor,
+  input: {
+    conversationId: string;
+    messageId: string;
+    preview: string | null;
+    at: Date;
+    windowHours?: number;
+  },
+): Promise<boolean> {
+  const at = input.at.toISOString();
+  const expires = new Date(
+    input.at.getTime() +
+      (input.windowHours ?? SERVICE_WINDOW_HOURS) * 3_600_000,
+  ).toISOString();
+  const result = await db.updateTable("conversations").set({
+    last_message_id: ifNewest(at, "last_message_id", input.messageId),
+    last_message_preview: ifNewest(
+      at,
+      "last_message_preview",
+      truncatePreview(input.preview),
+    ),
+    last_message_direction: ifNewest(at, "last_message_direction", "inbound"),
+    last_message_status: ifNewest(at, "last_message_status", "received"),
+    // SQLite evaluates every SET expression on the row as it was before.
+    last_message_at: sql`max(coalesce(last_message_at, ''), ${at})`,
+    last_inbound_at: sql`max(coalesce(last_inbound_at, ''), ${at})`,
+    service_window_expires_at:
+      sql`max(coalesce(service_window_expires_at, ''), ${expires})`,
+    unread_count: sql`unread_count + 1`,
+    status: sql`case when status in ('resolved', 'closed') then 'open'
+      else status end`,
+    updated_at: sql`max(updated_at, ${at})`,
+  }).where("id", "=", input.conversationId).executeTakeFirst();
+  return Number(result.numUpdatedRows) > 0;
+}
+
+/** Records an outbound message as the last message (when newest). */
+export async function recordOutbound(
+  db: Executor,
+  input: {
+    conversationId: string;
+    messageId: string;
+    preview: string | null;
+    status: string;
+    at: Date;
+  },
+): Promise<boolean> {
+  const at = input.at.toISOString();
+  const result = await db.updateTable("conversations").set({
+    last_message_id: ifNewest(at, "last_message_id", input.messageId),
+    last_message_preview: ifNewest(
+      at,
+      "last_message_preview",
+      truncatePreview(input.preview),
+    ),
+    last_message_direction: ifNewest(at, "last_message_direction", "outbound"),
+    last_message_status: ifNewest(at, "last_message_status", input.status),
+    last_message_at: sql`max(coalesce(last_message_at, ''), ${at})`,
+    updated_at: sql`max(updated_at, ${at})`,
+  }).where("id", "=", input.conversationId).executeTakeFirst();
+  return Number(result.numUpdatedRows) > 0;
+}
+
+/** Mirrors a message's new status on the conversation, only while it is the last message. */
+export async function updateLastMessageStatus(
+  db: Executor,
+  input: { conversationId: string; messageId: string; status: string },
+): Promise<boolean> {
+  const result = await db.updateTable("conversations")
+    .set({ last_message_status: input.status })
+    .where("id", "=", input.conversationId)
+    .where("last_message_id", "=", input.messageId).executeTakeFirst();
+  return Number(result.numUpdatedRows) > 0;
+}
+
+/** Sets unreadCount to 0 (the read operations). */
+export async function resetUnread(
+  db: Executor,
+  conversationId: string,
+): Promise<boolean> {
+  const result = await db.updateTable("conversations")
+    .set({ unread_count: 0 }).where("id", "=", conversationId)
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows) > 0;
+}

@@ -1,0 +1,311 @@
+import type { Db, Executor } from "../../db/schema.ts";
+import type { Clock } from "../../clock.ts";
+import { AppError } from "../../errors.ts";
+import { newId } from "../../ids.ts";
+import { toDbTime } from "../../db/time.ts";
+import { type CursorPage, decodeCursor, toCursorPage } from "../pagination.ts";
+import { phoneVariants } from "../phones/phone.ts";
+import { findAccountById } from "../accounts/account_repo.ts";
+import { findChannelsByPhone } from "../channels/channel_repo.ts";
+import { type MessageView, toMessageView } from "../messages/message.ts";
+import * as messages from "../messages/message_read_repo.ts";
+import {
+  type Conversation,
+  type ConversationStatus,
+  normalizeInstagram,
+  type Viewer,
+} from "./conversation.ts";
+import * as repo from "./conversation_repo.ts";
+
+// The messaging engine calls these inside its own transaction.
+export {
+  recordInbound,
+  recordOutbound,
+  resetUnread,
+  updateLastMessageStatus,
+} from "./conversation_repo.ts";
+
+export interface Deps {
+  db: Db;
+  clock: Clock;
+}
+
+/** Most alternatives `resolve` returns besides the best match. */
+export const RESOLVE_MAX_ALTERNATIVES = 20;
+
+function notFound(id: string): AppError {
+  return new AppError(
+    "CONVERSATION_NOT_FOUND",
+    `Cannot find conversation "${id}"`,
+  );
+}
+
+const positionOf = (c: { createdAt: string; id: string }) => ({
+  at: c.createdAt,
+  id: c.id,
+});
+
+/** Lists the viewer's conversations newest first, one cursor page at a time. */
+export async function listConversations(
+  deps: { db: Db },
+  input: {
+    viewer: Viewer;
+    limit: number;
+    cursor?: string | undefined;
+    status?: ConversationStatus | undefined;
+    search?: string | undefined;
+  },
+): Promise<CursorPage<Conversation>> {
+  const rows = await repo.listConversations(deps.db, {
+    viewer: input.viewer,
+    limit: input.limit + 1,
+    ...(input.cursor !== undefined && { after: decodeCursor(input.cursor) }),
+    ...(input.status !== undefined && { status: input.status }),
+    ...(input.search !== undefined && { search: input.search }),
+  });
+  return toCursorPage(rows, input.limit, positionOf);
+}
+
+/** One conversation the viewer may see, or CONVERSATION_NOT_FOUND. */
+export async function getConversation(
+  deps: { db: Db },
+  input: { viewer: Viewer; id: string },
+): Promise<Conversation> {
+  const found = await repo.findConversation(deps.db, input.viewer, input.id);
+  if (!found) throw notFound(input.id);
+  return found;
+}
+
+async function variantsOf(
+  deps: { db: Db },
+  accountId: string,
+  phone: string,
+): Promise<string[]> {
+  const account = await findAccountById(deps.db, accountId);
+  const variants = phoneVariants(phone, account?.defaultCountry ?? "AR");
+  if (variants.length === 0) {
+    throw new AppError(
+      "INVALID_PHONE",
+      `Cannot read phone number "${phone}": it is not a phone number`,
+    );
+  }
+  return variants;
+}
+
+/** The most recent conversation whose contact has any spelling of `phone`. */
+export async function findConversationByPhone(
+  deps: { db: Db },
+  input: { viewer: Viewer; phone: string },
+): Promise<Conversation> {
+  const phones = await variantsOf(deps, input.viewer.accountId, input.phone);
+  const [found] = await repo.findMatchingConversations(deps.db, {
+    viewer: input.viewer,
+    phones,
+    limit: 1,
+  });
+  if (!found) {
+    throw new AppError(
+      "NOT_FOUND",
+      `Cannot find a conversation for phone number "${input.phone}"`,
+    );
+  }
+  return found;
+}
+
+export interface ResolveInput {
+  viewer: Viewer;
+  phone?: string | undefined;
+  email?: string | undefined;
+  instagram?: string | undefined;
+  /** The business number of a channel; its conversations are preferred. */
+  line?: string | undefined;
+  /** A channel id; its conversations are preferred. */
+  channel?: string | undefined;
+}
+
+export interface ResolveResult {
+  conversationId: string | null;
+  alternatives: string[];
+}
+
+/**
+ * Finds the conversations of contacts matching any given identifier; the
+ * best is the most recent, preferring the given line or channel.
+ */
+export async function resolveConversation(
+  deps: { db: Db },
+  input: ResolveInput,
+): Promise<ResolveResult> {
+  const { viewer } = input;
+  const instagram = input.instagram === undefined
+    ? undefined
+    : normalizeInstagram(input.instagram);
+  const email = input.email?.trim();
+  if (!input.phone && !email && !instagram) {
+    throw new AppError(
+      "VALIDATION_ERROR",
+      'Cannot resolve conversation: give at least one of "phone", "email" or "instagram"',
+    );
+  }
+  const phones = input.phone
+    ? await variantsOf(deps, viewer.accountId, input.phone)
+    : undefined;
+  const preferred = input.channel ? [input.channel] : [];
+  if (input.line) {
+    for (const number of await variantsOf(deps, viewer.accountId, input.line)) {
+      const channels = await findChannelsByPhone(
+        deps.db,
+        viewer.accountId,
+        number,
+      );
+      preferred.push(...channels.map((ch) => ch.id));
+    }
+  }
+  const found = await repo.findMatchingConversations(deps.db, {
+    viewer,
+    ...(phones && { phones }),
+    ...(email && { email }),
+    ...(instagram && { instagram }),
+    preferredChannelIds: preferred,
+    limit: RESOLVE_MAX_ALTERNATIVES + 1,
+  });
+  const [best, ...rest] = found;
+  return {
+    conversationId: best?.id ?? null,
+    alternatives: rest.map((c) => c.id),
+  };
+}
+
+/** Changes status and/or assignee; returns the updated conversation. */
+export async function updateConversation(
+  deps: Deps,
+  input: {
+    viewer: Viewer;
+    id: string;
+    status?: ConversationStatus | undefined;
+    assignedTo?: string | null | undefined;
+  },
+): Promise<Conversation> {
+  await getConversation(deps, input);
+  await repo.updateConversation(deps.db, input.id, {
+    updated_at: toDbTime(deps.clock.now()),
+    ...(input.status !== undefined && { status: input.status }),
+    ...(input.assignedTo !== undefined && { assigned_to: input.assignedTo }),
+  });
+  return await getConversation(deps, input);
+}
+
+/** A visible conversation's messages oldest first, one cursor page at a time. */
+export async function listConversationMessages(
+  deps: { db: Db },
+  input: {
+    viewer: Viewer;
+    conversationId: string;
+    limit: number;
+    cursor?: string | undefined;
+  },
+): Promise<CursorPage<MessageView>> {
+  const after = input.cursor === undefined
+    ? undefined
+    : decodeCursor(input.cursor);
+  await getConversation(deps, {
+    viewer: input.viewer,
+    id: input.conversationId,
+  });
+  const rows = await messages.listConversationMessages(deps.db, {
+    accountId: input.viewer.accountId,
+    conversationId: input.conversationId,
+    limit: input.limit + 1,
+    ...(after && { after }),
+  });
+  return toCursorPage(rows.map(toMessageView), input.limit, positionOf);
+}
+
+/** A contact's conversations newest first; CONTACT_NOT_FOUND for another account's contact. */
+export async function listContactConversations(
+  deps: { db: Db },
+  input: {
+    viewer: Viewer;
+    contactId: string;
+    limit: number;
+    cursor?: string | undefined;
+  },
+): Promise<CursorPage<Conversation>> {
+  const after = input.cursor === undefined
+    ? undefined
+    : decodeCursor(input.cursor);
+  const exists = await repo.contactExists(
+    deps.db,
+    input.viewer.accountId,
+    input.contactId,
+  );
+  if (!exists) {
+    throw new AppError(
+      "CONTACT_NOT_FOUND",
+      `Cannot find contact "${input.contactId}"`,
+    );
+  }
+  const rows = await repo.listContactConversations(deps.db, {
+    viewer: input.viewer,
+    contactId: input.contactId,
+    limit: input.limit + 1,
+    ...(after && { after }),
+  });
+  return toCursorPage(rows, input.limit, positionOf);
+}
+
+/**
+ * The conversation of a contact on a channel, created `open` when missing
+ * (with its `conversation.created` event) in the caller's transaction.
+ */
+export async function findOrCreateConversation(
+  trx: Executor,
+  input: {
+    accountId: string;
+    contactId: string;
+    channelId: string | null;
+    now: Date;
+  },
+): Promise<{ conversation: Conversation; created: boolean }> {
+  const existing = await repo.findConversationForContact(trx, input);
+  if (existing) return { conversation: existing, created: false };
+  const at = toDbTime(input.now);
+  const id = newId();
+  const inserted = await repo.insertConversation(trx, {
+    id,
+    account_id: input.accountId,
+    contact_id: input.contactId,
+    channel_id: input.channelId,
+    status: "open",
+    assigned_to: null,
+    last_message_at: null,
+    last_message_preview: null,
+    last_message_direction: null,
+    last_message_status: null,
+    last_message_id: null,
+    last_inbound_at: null,
+    service_window_expires_at: null,
+    unread_count: 0,
+    created_at: at,
+    updated_at: at,
+  });
+  const conversation = inserted
+    ? await repo.findConversation(trx, { accountId: input.accountId }, id)
+    : await repo.findConversationForContact(trx, input);
+  if (!conversation) {
+    throw new AppError(
+      "INTERNAL_ERROR",
+      `Cannot create conversation for contact "${input.contactId}"`,
+    );
+  }
+  if (inserted) {
+    await repo.insertEventRow(trx, {
+      id: newId(),
+      accountId: input.accountId,
+      type: "conversation.created",
+      data: conversation,
+      at,
+    });
+  }
+  return { conversation, created: inserted };
+}

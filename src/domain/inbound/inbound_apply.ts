@@ -1,0 +1,251 @@
+import type { Db } from "../../db/schema.ts";
+import type { Clock } from "../../clock.ts";
+import type { Logger } from "../../log.ts";
+import { newId } from "../../ids.ts";
+import { toJson } from "../../db/json.ts";
+import { toDbTime } from "../../db/time.ts";
+import { enqueue, PRIORITY } from "../../jobs/queue.ts";
+import { toE164 } from "../phones/phone.ts";
+import type { Channel } from "../channels/channel.ts";
+import { findOrCreateContact } from "../contacts/contact_service.ts";
+import {
+  findOrCreateConversation,
+  recordInbound,
+  updateLastMessageStatus,
+} from "../conversations/conversation_service.ts";
+import { insertEvent } from "../events/event_repo.ts";
+import { previewOf } from "../messages/outbound.ts";
+import {
+  findMessageById,
+  findMessageByWamid,
+  insertMessages,
+  type MessageRow,
+  setWamidIfMissing,
+  transitionStatus,
+} from "../messages/message_repo.ts";
+import {
+  messagePayload,
+  statusChangedPayload,
+} from "../messages/message_events.ts";
+import {
+  applyStatusReport,
+  isOutboundStatus,
+  type OutboundStatus,
+} from "../messages/status.ts";
+import { touchContactLastMessage } from "../messages/send_repo.ts";
+import { insertMedia } from "../media/media_repo.ts";
+import { mediaStorageKey } from "../media/media.ts";
+import {
+  inboundContent,
+  type MetaMessage,
+  type MetaStatus,
+} from "./meta_payload.ts";
+
+interface ApplyDeps {
+  db: Db;
+  clock: Clock;
+  log: Logger;
+}
+
+function upstreamTime(timestamp: string | undefined, fallback: Date): Date {
+  const seconds = Number(timestamp);
+  if (!timestamp || !Number.isFinite(seconds) || seconds <= 0) return fallback;
+  const at = new Date(seconds * 1000);
+  // Never trust a clock ahead of ours: the service window must not grow from skew.
+  return at.getTime() > fallback.getTime() ? fallback : at;
+}
+
+/**
+ * Stores one inbound message with its contact, conversation, media job and
+ * events (contact.created, conversation.created, message.received in that
+ * order) in one transaction. A message seen before changes nothing.
+ */
+export async function applyInboundMessage(
+  deps: ApplyDeps,
+  channel: Channel,
+  input: {
+    message: MetaMessage;
+    contacts: { wa_id?: string; profile?: { name?: string } }[];
+  },
+): Promise<void> {
+  const { message } = input;
+  if (await findMessageByWamid(deps.db, message.id)) return;
+  const now = deps.clock.now();
+  const sentAt = upstreamTime(message.timestamp, now);
+  const phone = toE164(message.from) ?? `+${message.from.replace(/\D/g, "")}`;
+  const profileName =
+    input.contacts.find((c) => c.wa_id === message.from)?.profile?.name ??
+      input.contacts[0]?.profile?.name ?? null;
+  const { type, content, media } = inboundContent(message);
+  await deps.db.transaction().execute(async (trx) => {
+    // Checked again inside the transaction: two workers may race on a Meta retry.
+    if (await findMessageByWamid(trx, message.id)) return;
+    const { contact } = await findOrCreateContact(trx, {
+      accountId: channel.accountId,
+      phoneNumber: phone,
+      name: profileName,
+      now,
+    });
+    if (!contact.name && profileName) {
+      await trx.updateTable("contacts").set({ name: profileName })
+        .where("id", "=", contact.id).execute();
+      contact.name = profileName;
+    }
+    const { conversation } = await findOrCreateConversation(trx, {
+      accountId: channel.accountId,
+      contactId: contact.id,
+      channelId: channel.id,
+      now,
+    });
+    const nowIso = toDbTime(now);
+    const row: MessageRow = {
+      id: newId(now.getTime()),
+      account_id: channel.accountId,
+      conversation_id: conversation.id,
+      contact_id: contact.id,
+      channel_id: channel.id,
+      direction: "inbound",
+      type,
+      content: toJson(content),
+      status: "received",
+      wa_message_id: message.id,
+      error_code: message.errors?.[0] ? String(message.errors[0].code) : null,
+      error_message: message.errors?.[0]?.error_data?.details ??
+        message.errors?.[0]?.title ?? null,
+      origin: "inbound",
+      sent_by_ai: 0,
+      campaign_id: null,
+      client_ref: null,
+      media_id: null,
+      media_key: null,
+      lane: "live",
+      context_wa_message_id: message.context?.id ?? null,
+      upstream_timestamp: toDbTime(sentAt),
+      created_at: nowIso,
+      updated_at: nowIso,
+    };
+    await insertMessages(trx, [row]);
+    await recordInbound(trx, {
+      conversationId: conversation.id,
+      messageId: row.id,
+      preview: previewOf(type, content),
+      at: sentAt,
+    });
+    await touchContactLastMessage(trx, contact.id, nowIso);
+    if (media) {
+      const mediaId = newId(now.getTime());
+      await insertMedia(trx, {
+        id: mediaId,
+        account_id: channel.accountId,
+        message_id: row.id,
+        channel_id: channel.id,
+        upstream_media_id: media.upstreamId,
+        kind: media.kind,
+        mime_type: media.mimeType,
+        file_name: media.fileName,
+        sha256: media.sha256,
+        size_bytes: null,
+        storage_key: mediaStorageKey(channel.accountId, mediaId, now),
+        status: "pending",
+        error: null,
+        created_at: nowIso,
+        updated_at: nowIso,
+      });
+      await enqueue(trx, {
+        kind: "media.download",
+        payload: { mediaId },
+        priority: PRIORITY.media,
+        uniqueKey: `media.download:${mediaId}`,
+        maxAttempts: 8,
+      }, now);
+    }
+    await insertEvent(trx, {
+      accountId: channel.accountId,
+      type: "message.received",
+      data: {
+        ...messagePayload(row),
+        contact: {
+          id: contact.id,
+          name: contact.name,
+          phoneNumber: contact.phoneNumber,
+        },
+      },
+      createdAt: now,
+    });
+  });
+}
+
+function reportedStatus(status: string): OutboundStatus | null {
+  if (status === "played") return "read";
+  return isOutboundStatus(status) ? status : null;
+}
+
+/**
+ * Applies one status report with the rank rule. Returns false when no
+ * message matches yet (our send may not have committed its upstream id).
+ */
+export async function applyStatus(
+  deps: ApplyDeps,
+  channel: Channel,
+  status: MetaStatus,
+): Promise<boolean> {
+  const reported = reportedStatus(status.status);
+  if (!reported) {
+    deps.log.debug("Ignoring status value", { status: status.status });
+    return true;
+  }
+  return await deps.db.transaction().execute(async (trx) => {
+    let row = await findMessageByWamid(trx, status.id);
+    if (!row && status.biz_opaque_callback_data) {
+      const candidate = await findMessageById(
+        trx,
+        status.biz_opaque_callback_data,
+      );
+      if (
+        candidate && candidate.account_id === channel.accountId &&
+        candidate.direction === "outbound"
+      ) {
+        row = candidate;
+      }
+    }
+    if (!row) return false;
+    if (row.direction !== "outbound" || row.account_id !== channel.accountId) {
+      return true;
+    }
+    const decision = applyStatusReport(row.status as OutboundStatus, reported);
+    const now = toDbTime(deps.clock.now());
+    if (!decision.change) {
+      if (!row.wa_message_id) await setWamidIfMissing(trx, row.id, status.id);
+      return true;
+    }
+    const error = reported === "failed" ? status.errors?.[0] : undefined;
+    const moved = await transitionStatus(trx, row.id, {
+      from: decision.from,
+      to: decision.to,
+      now,
+      waMessageId: status.id,
+      ...(reported === "failed"
+        ? {
+          errorCode: error ? String(error.code) : "unknown",
+          errorMessage: error?.error_data?.details ?? error?.message ??
+            error?.title ??
+            "Delivery failed",
+        }
+        : {}),
+    });
+    if (!moved) return true;
+    const updated = (await findMessageById(trx, row.id))!;
+    await updateLastMessageStatus(trx, {
+      conversationId: updated.conversation_id,
+      messageId: updated.id,
+      status: updated.status,
+    });
+    await insertEvent(trx, {
+      accountId: updated.account_id,
+      type: "message.status_changed",
+      data: statusChangedPayload(updated, decision.from),
+      createdAt: now,
+    });
+    return true;
+  });
+}

@@ -1,0 +1,164 @@
+import type { Db } from "../../db/schema.ts";
+import type { Clock } from "../../clock.ts";
+import type { Logger } from "../../log.ts";
+import { AppError } from "../../errors.ts";
+import { newId } from "../../ids.ts";
+import { toDbTime } from "../../db/time.ts";
+import { enqueue, PRIORITY } from "../../jobs/queue.ts";
+import { verifyMetaSignature } from "../../upstream/meta_signature.ts";
+import { MetaPayload } from "./meta_payload.ts";
+import { applyInboundMessage, applyStatus } from "./inbound_apply.ts";
+import { MetaValue } from "./meta_payload.ts";
+import { findChannelByUpstreamId } from "../channels/channel_repo.ts";
+
+export interface InboundDeps {
+  db: Db;
+  clock: Clock;
+  log: Logger;
+  config: {
+    metaAppSecret: string | undefined;
+    metaVerifyToken: string | undefined;
+  };
+  jobs: { notify(): void };
+}
+
+/** How long an unmatched status report is retried (our send may not have committed yet). */
+const UNMATCHED_RETRY_WINDOW_MS = 10 * 60 * 1000;
+
+/** Answers Meta's verification handshake: the challenge when mode and token match. */
+export function verifyHandshake(
+  deps: Pick<InboundDeps, "config">,
+  query: { mode?: string; token?: string; challenge?: string },
+): string {
+  const expected = deps.config.metaVerifyToken;
+  if (
+    !expected || query.mode !== "subscribe" || query.token !== expected ||
+    !query.challenge
+  ) {
+    throw new AppError(
+      "FORBIDDEN",
+      "Webhook verification failed: mode or verify token does not match",
+    );
+  }
+  return query.challenge;
+}
+
+/**
+ * Verifies the signature over the raw bytes, then stores the payload and
+ * its processing job in one transaction. Nothing is stored for a bad
+ * signature or body. Processing happens later, from the stored payload.
+ */
+export async function acceptMetaWebhook(
+  deps: InboundDeps,
+  rawBody: Uint8Array,
+  signature: string | null,
+): Promise<string> {
+  const secret = deps.config.metaAppSecret;
+  if (!secret) {
+    deps.log.error("META_APP_SECRET is not set: refusing upstream webhooks");
+    throw new AppError("UNAUTHORIZED", "Webhook signature cannot be verified");
+  }
+  if (!(await verifyMetaSignature(secret, rawBody, signature))) {
+    throw new AppError("UNAUTHORIZED", "Invalid X-Hub-Signature-256 signature");
+  }
+  const text = new TextDecoder().decode(rawBody);
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    throw new AppError(
+      "VALIDATION_ERROR",
+      "Cannot parse webhook body: it is not valid JSON",
+    );
+  }
+  if (!MetaPayload.safeParse(parsed).success) {
+    throw new AppError(
+      "VALIDATION_ERROR",
+      "Cannot read webhook body: it is not a Meta webhook envelope",
+    );
+  }
+  const now = deps.clock.now();
+  const id = newId(now.getTime());
+  await deps.db.transaction().execute(async (trx) => {
+    await trx.insertInto("inbound_payloads").values({
+      id,
+      body: text,
+      received_at: toDbTime(now),
+      processed_at: null,
+      error: null,
+    }).execute();
+    await enqueue(trx, {
+      kind: "meta.inbound",
+      payload: { payloadId: id },
+      priority: PRIORITY.inbound,
+      uniqueKey: `meta.inbound:${id}`,
+      maxAttempts: 20,
+    }, now);
+  });
+  deps.jobs.notify();
+  return id;
+}
+
+/**
+ * Applies a stored payload: every message and status in every entry and
+ * change, each in its own transaction and idempotent on upstream ids, so a
+ * re-run after a crash or a Meta retry changes nothing twice.
+ */
+export async function processInboundPayload(
+  deps: InboundDeps,
+  payloadId: string,
+): Promise<void> {
+  const stored = await deps.db.selectFrom("inbound_payloads").selectAll()
+    .where("id", "=", payloadId).executeTakeFirst();
+  if (!stored) return;
+  const payload = MetaPayload.parse(JSON.parse(stored.body));
+  let unmatched = 0;
+  for (const entry of payload.entry) {
+    for (const change of entry.changes) {
+      if (change.field !== "messages") continue;
+      const value = MetaValue.safeParse(change.value);
+      if (!value.success) {
+        deps.log.warn("Skipping malformed webhook change", { payloadId });
+        continue;
+      }
+      const channel = await findChannelByUpstreamId(
+        deps.db,
+        value.data.metadata.phone_number_id,
+      );
+      if (!channel) {
+        deps.log.warn("Webhook for an unknown phone number id", {
+          payloadId,
+          phoneNumberId: value.data.metadata.phone_number_id,
+        });
+        continue;
+      }
+      for (const message of value.data.messages ?? []) {
+        await applyInboundMessage(deps, channel, {
+          message,
+          contacts: value.data.contacts ?? [],
+        });
+      }
+      for (const status of value.data.statuses ?? []) {
+        if (!(await applyStatus(deps, channel, status))) unmatched++;
+      }
+      for (const error of value.data.errors ?? []) {
+        deps.log.warn("Upstream reported a system error", { payloadId, error });
+      }
+    }
+  }
+  const now = deps.clock.now();
+  const age = now.getTime() - Date.parse(stored.received_at);
+  if (unmatched > 0 && age < UNMATCHED_RETRY_WINDOW_MS) {
+    throw new AppError(
+      "NOT_FOUND",
+      `Cannot match ${unmatched} status report(s) to a message yet`,
+      { retryable: true, retryAfterMs: 2000 },
+    );
+  }
+  await deps.db.updateTable("inbound_payloads").set({
+    processed_at: toDbTime(now),
+    error: unmatched
+      ? `${unmatched} status report(s) matched no message`
+      : null,
+  }).where("id", "=", payloadId).execute();
+}

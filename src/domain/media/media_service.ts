@@ -1,0 +1,237 @@
+import type { Db } from "../../db/schema.ts";
+import type { Clock } from "../../clock.ts";
+import type { SecretBox } from "../../crypto.ts";
+import type { Logger } from "../../log.ts";
+import { AppError } from "../../errors.ts";
+import { sha256Hex } from "../../crypto.ts";
+import { addMs, toDbTime } from "../../db/time.ts";
+import type { GraphApi } from "../../upstream/graph_api.ts";
+import type { BlobStore } from "../../storage/blob_store.ts";
+import {
+  signMediaUrl,
+  verifyMediaSignature,
+} from "../../storage/signed_url.ts";
+import { findChannelById } from "../channels/channel_repo.ts";
+import { channelAccessToken } from "../channels/channel_service.ts";
+import { setMessageMedia } from "../messages/message_repo.ts";
+import {
+  findAccountMedia,
+  findAccountMediaByKey,
+  findMediaById,
+  markMediaFailed,
+  markMediaStored,
+  type MediaRow,
+} from "./media_repo.ts";
+import { SIGNED_URL_TTL_SECONDS } from "./media.ts";
+
+export interface MediaDeps {
+  db: Db;
+  clock: Clock;
+  log: Logger;
+  secrets: SecretBox;
+  graph: GraphApi;
+  blobs: BlobStore;
+  config: {
+    mediaMaxBytes: number;
+    secretKey: string | undefined;
+    publicBaseUrl: string | undefined;
+  };
+}
+
+export interface MediaDescriptor {
+  id: string;
+  url: string;
+  expiresIn: number;
+  mimeType: string;
+  fileName: string;
+}
+
+function toBase64(hex: string): string {
+  const bytes = hex.match(/../g)!.map((h) => parseInt(h, 16));
+  return btoa(String.fromCharCode(...bytes));
+}
+
+/** Meta sends sha256 as hex in some payloads and base64 in others; accept either. */
+function sameHash(expected: string | null, actualHex: string): boolean {
+  if (!expected) return true;
+  const e = expected.trim();
+  return e.toLowerCase() === actualHex || e === toBase64(actualHex) ||
+    e.replace(/=+$/, "") === toBase64(actualHex).replace(/=+$/, "");
+}
+
+/**
+ * Copies an inbound media file from the upstream into our blob store and
+ * links it to its message. Idempotent: a stored media is left alone.
+ */
+export async function downloadInboundMedia(
+  deps: MediaDeps,
+  mediaId: string,
+  attempt: { attempt: number; maxAttempts: number; signal?: AbortSignal },
+): Promise<void> {
+  const media = await findMediaById(deps.db, mediaId);
+  if (!media || media.status === "stored" || !media.upstream_media_id) return;
+  const fail = async (message: string) => {
+    await markMediaFailed(deps.db, media.id, {
+      error: message,
+      now: toDbTime(deps.clock.now()),
+    });
+  };
+  const channel = media.channel_id
+    ? await findChannelById(deps.db, media.channel_id)
+    : undefined;
+  if (!channel) return await fail("The channel of this media no longer exists");
+  try {
+    const auth = {
+      phoneNumberId: channel.upstreamPhoneNumberId,
+      accessToken: await channelAccessToken(deps, channel.id),
+    };
+    const info = await deps.graph.getMediaInfo(auth, media.upstream_media_id);
+    if (info.fileSize !== null && info.fileSize > deps.config.mediaMaxBytes) {
+      throw new AppError(
+        "VALIDATION_ERROR",
+        `Media "${media.id}" is ${info.fileSize} bytes, above the ${deps.config.mediaMaxBytes} byte limit`,
+      );
+    }
+    const file = await deps.graph.downloadMedia(auth, info.url, {
+      maxBytes: deps.config.mediaMaxBytes,
+      ...(attempt.signal ? { signal: attempt.signal } : {}),
+    });
+    const hex = await sha256Hex(file.bytes);
+    if (!sameHash(info.sha256 ?? media.sha256, hex)) {
+      throw new AppError(
+        "UPSTREAM_ERROR",
+        `Media "${media.id}" failed its sha256 check: the download is corrupt`,
+        { retryable: true },
+      );
+    }
+    const mimeType = info.mimeType || media.mime_type;
+    await deps.blobs.put(media.storage_key, file.bytes, {
+      contentType: mimeType,
+    });
+    const now = toDbTime(deps.clock.now());
+    await deps.db.transaction().execute(async (trx) => {
+      await markMediaStored(trx, media.id, {
+        sha256: hex,
+        sizeBytes: file.bytes.length,
+        mimeType,
+        now,
+      });
+      if (media.message_id) {
+        await setMessageMedia(trx, media.message_id, {
+          mediaId: media.id,
+          mediaKey: media.storage_key,
+          now,
+        });
+      }
+    });
+  } catch (err) {
+    const retryable = !(err instanceof AppError) || err.retryable;
+    if (retryable && attempt.attempt < attempt.maxAttempts) throw err;
+    await fail(err instanceof Error ? err.message : String(err));
+  }
+}
+
+async function describe(
+  deps: MediaDeps,
+  media: MediaRow | undefined,
+  ref: string,
+  baseUrl: string,
+): Promise<MediaDescriptor> {
+  if (!media) {
+    throw new AppError("MEDIA_NOT_FOUND", `Cannot find media "${ref}"`);
+  }
+  if (media.status !== "stored") {
+    throw new AppError(
+      "MEDIA_NOT_FOUND",
+      media.status === "pending"
+        ? `Media "${media.id}" is still downloading: retry in a few seconds`
+        : `Media "${media.id}" could not be downloaded from the upstream`,
+    );
+  }
+  const expiresAt = addMs(deps.clock.now(), SIGNED_URL_TTL_SECONDS * 1000);
+  const url = await deps.blobs.presignGet(media.storage_key, {
+    expiresInSeconds: SIGNED_URL_TTL_SECONDS,
+    fileName: media.file_name,
+    contentType: media.mime_type,
+  }) ??
+    await signMediaUrl(deps.config.secretKey!, {
+      baseUrl: deps.config.publicBaseUrl ?? baseUrl,
+      mediaId: media.id,
+      expiresAt,
+    });
+  return {
+    id: media.id,
+    url,
+    expiresIn: SIGNED_URL_TTL_SECONDS,
+    mimeType: media.mime_type,
+    fileName: media.file_name,
+  };
+}
+
+/** The media descriptor with a short-lived signed URL; another account's media is not found. */
+export async function getMediaDescriptor(
+  deps: MediaDeps,
+  accountId: string,
+  id: string,
+  baseUrl: string,
+): Promise<MediaDescriptor> {
+  return await describe(
+    deps,
+    await findAccountMedia(deps.db, accountId, id),
+    id,
+    baseUrl,
+  );
+}
+
+/** Same by object-storage key; the key must begin with the caller's account id. */
+export async function getMediaDescriptorByKey(
+  deps: MediaDeps,
+  accountId: string,
+  key: string,
+  baseUrl: string,
+): Promise<MediaDescriptor> {
+  const media = key.startsWith(`${accountId}/`)
+    ? await findAccountMediaByKey(deps.db, accountId, key)
+    : undefined;
+  return await describe(deps, media, key, baseUrl);
+}
+
+/** Serves the bytes behind a URL this server signed (disk store). */
+export async function openSignedMedia(
+  deps: MediaDeps,
+  input: {
+    mediaId: string;
+    expires: string | undefined;
+    signature: string | undefined;
+  },
+): Promise<{ bytes: Uint8Array; mimeType: string; fileName: string }> {
+  const check = await verifyMediaSignature(deps.config.secretKey!, {
+    mediaId: input.mediaId,
+    expires: input.expires,
+    signature: input.signature,
+    now: deps.clock.now(),
+  });
+  if (check !== "ok") {
+    throw new AppError(
+      "FORBIDDEN",
+      check === "expired"
+        ? "This media link has expired: request a new one with GET /api/v2/media/:id"
+        : "This media link is not valid",
+    );
+  }
+  const media = await findMediaById(deps.db, input.mediaId);
+  const blob = media?.status === "stored"
+    ? await deps.blobs.get(media.storage_key)
+    : null;
+  if (!media || !blob) {
+    throw new AppError(
+      "MEDIA_NOT_FOUND",
+      `Cannot find media "${input.mediaId}"`,
+    );
+  }
+  return {
+    bytes: blob.bytes,
+    mimeType: media.mime_type,
+    fileName: media.file_name,
+  };
+}

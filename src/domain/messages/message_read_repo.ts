@@ -1,0 +1,49 @@
+// Read side of messages (SELECTs only); the messaging engine owns the writes.
+import type { Executor, MessagesTable } from "../../db/schema.ts";
+import type { CursorPosition } from "../pagination.ts";
+
+export interface ConversationMessagesInput {
+  accountId: string;
+  conversationId: string;
+  after?: CursorPosition;
+  limit: number;
+}
+
+/**
+ * A conversation's messages oldest first (created_at asc, id asc), after the
+ * keyset position when given. Uses messages_conversation_idx.
+ */
+export function conversationMessagesQuery(
+  db: Executor,
+  input: ConversationMessagesInput,
+) {
+  let query = db.selectFrom("messages").selectAll()
+    .where("conversation_id", "=", input.conversationId)
+    .where("account_id", "=", input.accountId);
+  const after = input.after;
+  if (after) {
+    query = query.where((eb) =>
+      eb(eb.refTuple("created_at", "id"), ">", eb.tuple(after.at, after.id))
+    );
+  }
+  return query.orderBy("created_at", "asc").orderBy("id", "asc")
+    .limit(input.limit);
+}
+
+export async function listConversationMessages(
+  db: Executor,
+  input: ConversationMessagesInput,
+): Promise<MessagesTable[]> {
+  return await conversationMessagesQuery(db, input).execute();
+}
+
+/** One message of an account; another account's id is not found. */
+export async function findMessage(
+  db: Executor,
+  accountId: string,
+  id: string,
+): Promise<MessagesTable | undefined> {
+  return await db.selectFrom("messages").selectAll()
+    .where("id", "=", id).where("account_id", "=", accountId)
+    .executeTakeFirst();
+}

@@ -1,0 +1,160 @@
+import {
+  SEND_TYPES,
+  SendMessageBody,
+  type SendMessageInput,
+  type SendType,
+} from "./outbound_schema.ts";
+
+export type SendProblemCode =
+  | "MISSING_REQUIRED_FIELD"
+  | "INVALID_MESSAGE_TYPE"
+  | "VALIDATION_ERROR";
+
+export interface SendProblem {
+  code: SendProblemCode;
+  message: string;
+  details?: { path: string; message: string }[];
+}
+
+export type ParseResult =
+  | { ok: true; value: SendMessageInput }
+  | { ok: false; problem: SendProblem };
+
+function missing(field: string, why = ""): ParseResult {
+  return {
+    ok: false,
+    problem: {
+      code: "MISSING_REQUIRED_FIELD",
+      message: `Missing required field "${field}"${why}`,
+    },
+  };
+}
+
+/**
+ * Validates one message (POST /messages body or batch item) and names the
+ * problem with the spec's codes: a missing field, an unsupported type, or
+ * any other invalid value.
+ */
+export function parseSendMessage(
+  raw: unknown,
+  options: { defaultPhoneNumberId?: string | undefined } = {},
+): ParseResult {
+  if (typeof raw !== "object" || raw === null || Array.isArray(raw)) {
+    return {
+      ok: false,
+      problem: {
+        code: "VALIDATION_ERROR",
+        message: "A message must be a JSON object",
+      },
+    };
+  }
+  const input = { ...(raw as Record<string, unknown>) };
+  const type = input.type;
+  if (type === undefined || type === null) return missing("type");
+  if (
+    typeof type !== "string" ||
+    !(SEND_TYPES as readonly string[]).includes(type)
+  ) {
+    return {
+      ok: false,
+      problem: {
+        code: "INVALID_MESSAGE_TYPE",
+        message: `Unsupported message type ${
+          JSON.stringify(type)
+        }: use one of ${SEND_TYPES.join(", ")}`,
+      },
+    };
+  }
+  if (input[type] === undefined || input[type] === null) {
+    return missing(type, ` for a ${type} message`);
+  }
+  if (input.to === undefined || input.to === null) return missing("to");
+  if (input.phoneNumberId === undefined || input.phoneNumberId === null) {
+    if (!options.defaultPhoneNumberId) return missing("phoneNumberId");
+    input.phoneNumberId = options.defaultPhoneNumberId;
+  }
+  const result = SendMessageBody.safeParse(input);
+  if (result.success) return { ok: true, value: result.data };
+  const details = result.error.issues.map((i) => ({
+    path: i.path.map(String).join("."),
+    message: i.message,
+  }));
+  const first = details[0]!;
+  return {
+    ok: false,
+    problem: {
+      code: "VALIDATION_ERROR",
+      message: first.path
+        ? `Invalid field "${first.path}": ${first.message}`
+        : `Invalid message: ${first.message}`,
+      details,
+    },
+  };
+}
+
+/** The type's own object, as stored in messages.content. */
+export function contentOf(input: SendMessageInput): Record<string, unknown> {
+  return (input as unknown as Record<string, Record<string, unknown>>)[
+    input.type
+  ]!;
+}
+
+/** Free-form messages need an open service window; templates do not. */
+export function needsServiceWindow(type: SendType | string): boolean {
+  return type !== "template";
+}
+
+const PREVIEW_LENGTH = 120;
+
+/** The one-line preview kept on the conversation. */
+export function previewOf(
+  type: string,
+  content: Record<string, unknown>,
+): string {
+  const cut = (s: string) =>
+    s.length > PREVIEW_LENGTH ? `${s.slice(0, PREVIEW_LENGTH - 1)}…` : s;
+  switch (type) {
+    case "text":
+      return cut(String(content.body ?? ""));
+    case "template":
+      return cut(`[template] ${String(content.name ?? "")}`);
+    case "reaction":
+      return cut(`[reaction] ${String(content.emoji ?? "")}`);
+    case "interactive": {
+      const body = content.body as { text?: string } | undefined;
+      const reply = (content.button_reply ?? content.list_reply) as
+        | { title?: string }
+        | undefined;
+      return cut(`[interactive] ${body?.text ?? reply?.title ?? ""}`.trim());
+    }
+    case "location":
+      return cut(
+        `[location] ${String(content.name ?? content.address ?? "")}`.trim(),
+      );
+    default: {
+      const caption = content.caption ?? content.filename;
+      return cut(`[${type}]${caption ? ` ${String(caption)}` : ""}`);
+    }
+  }
+}
+
+/** The Cloud API send body for a stored outbound message (messaging_product is added by the client). */
+export function cloudMessageBody(
+  message: { id: string; type: string; content: Record<string, unknown> },
+  to: string,
+): Record<string, unknown> {
+  return {
+    recipient_type: "individual",
+    to: to.replace(/^\+/, ""),
+    type: message.type,
+    [message.type]: message.content,
+    biz_opaque_callback_data: message.id,
+  };
+}
+
+/** Distinct `{{n}}` / `{{name}}` placeholders in a template text. */
+export function placeholderCount(text: string): number {
+  return new Set(
+    [...text.matchAll(/\{\{\s*([a-z0-9_]+)\s*\}\}/gi)].map((m) => m[1]),
+  ).size;
+}

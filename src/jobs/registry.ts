@@ -1,0 +1,61 @@
+import type { Container } from "../container.ts";
+import { z } from "zod";
+import { AppError } from "../errors.ts";
+import {
+  deliverMessage,
+  Throttled,
+} from "../domain/messages/delivery_service.ts";
+import { processInboundPayload } from "../domain/inbound/inbound_service.ts";
+import { downloadInboundMedia } from "../domain/media/media_service.ts";
+import { type JobContext, type JobHandler, Snooze } from "./worker_pool.ts";
+import { maintenanceHandlers } from "./maintenance.ts";
+
+/** Payloads carry ids, not copies: handlers reload the current state. */
+const MessagePayload = z.object({ messageId: z.string() });
+const InboundPayload = z.object({ payloadId: z.string() });
+const MediaPayload = z.object({ mediaId: z.string() });
+
+function parse<T>(schema: z.ZodType<T>, payload: unknown, kind: string): T {
+  const result = schema.safeParse(payload);
+  if (!result.success) {
+    throw new AppError(
+      "VALIDATION_ERROR",
+      `Cannot run job "${kind}": malformed payload`,
+    );
+  }
+  return result.data;
+}
+
+function attemptOf(ctx: JobContext) {
+  return {
+    attempt: ctx.job.attempt,
+    maxAttempts: ctx.job.maxAttempts,
+    signal: ctx.signal,
+  };
+}
+
+/** Every job kind the program runs, with its handler. */
+export function createJobHandlers(c: Container): Record<string, JobHandler> {
+  return {
+    "message.send": async (payload, ctx) => {
+      const { messageId } = parse(MessagePayload, payload, "message.send");
+      try {
+        await deliverMessage(c, messageId, attemptOf(ctx));
+      } catch (err) {
+        if (err instanceof Throttled) {
+          throw new Snooze(err.delayMs, err.message);
+        }
+        throw err;
+      }
+    },
+    "meta.inbound": async (payload) => {
+      const { payloadId } = parse(InboundPayload, payload, "meta.inbound");
+      await processInboundPayload(c, payloadId);
+    },
+    "media.download": async (payload, ctx) => {
+      const { mediaId } = parse(MediaPayload, payload, "media.download");
+      await downloadInboundMedia(c, mediaId, attemptOf(ctx));
+    },
+    ...maintenanceHandlers({ db: c.db, clock: c.clock }),
+  };
+}

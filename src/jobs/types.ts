@@ -1,0 +1,54 @@
+/** Shapes of the durable job table as the rest of the program sees it (re-exported by queue.ts). */
+
+/** River's state names: a job is `running` only while a worker holds its lease. */
+export type JobState =
+  | "available"
+  | "running"
+  | "retryable"
+  | "completed"
+  | "discarded";
+
+/** One failed (or released) attempt, appended to the job's `errors` array. */
+export interface JobError {
+  at: string;
+  attempt: number;
+  error: string;
+}
+
+export interface EnqueueInput {
+  /** `resource.verb`, e.g. `message.send`. */
+  kind: string;
+  /** Ids, not copies of rows: handlers reload the current state. Stored as JSON. */
+  payload: unknown;
+  /** Lower runs first; use PRIORITY from queue.ts. */
+  priority: number;
+  /** @default now */
+  runAt?: Date;
+  /** @default DEFAULT_MAX_ATTEMPTS (25) */
+  maxAttempts?: number;
+  /** At most one job per key, over all states, until the finished job is pruned. */
+  uniqueKey?: string;
+}
+
+/** A claimed job: `leaseToken` proves this worker still owns it. */
+export interface JobRow {
+  id: string;
+  kind: string;
+  priority: number;
+  payload: unknown;
+  /** 1-based number of the attempt this claim started. */
+  attempt: number;
+  maxAttempts: number;
+  runAt: string;
+  leaseToken: string;
+  uniqueKey: string | null;
+  errors: JobError[];
+}
+
+/** What complete() and release() need to prove ownership. */
+export type JobLease = Pick<JobRow, "id" | "leaseToken">;
+
+/** What fail() needs: ownership plus the attempt number for the backoff. */
+export type ClaimedJob = Pick<JobRow, "id" | "leaseToken" | "attempt">;
+
+export type FailOutcome = "retryable" | "discarded" | "lost";

@@ -1,0 +1,313 @@
+/**
+ * In-process worker pool over the job table: claims due jobs into free slots, runs their handlers
+ * concurrently, heartbeats long leases and settles every job it claimed.
+ *
+ * Lanes: claims are ordered by priority (lower first), so a live send queued behind 10,000 batch
+ * jobs is the next one claimed. On top of that, one slot is reserved: when all but one slot are
+ * busy, the last free slot only claims jobs with priority <= PRIORITY.inbound. So at most
+ * `concurrency - 1` slots ever run webhook, media, batch or maintenance work, and a backlog of
+ * slow batch jobs never makes a live send or inbound processing wait for a slot (with
+ * `concurrency: 1` there is no reserve).
+ */
+import type { Clock } from "../clock.ts";
+import type { Logger } from "../log.ts";
+import type { Db } from "../db/schema.ts";
+import { addMs } from "../db/time.ts";
+import { claim, extendLease, type JobRow, PRIORITY, release } from "./queue.ts";
+import { classify, type Outcome, settle, Snooze } from "./settle.ts";
+
+export interface JobContext {
+  job: JobRow;
+  /** Aborted when the lease is lost or the pool gave the job back at shutdown. */
+  signal: AbortSignal;
+  log: Logger;
+}
+
+export type JobHandler = (payload: unknown, ctx: JobContext) => Promise<void>;
+
+export { Snooze };
+
+export interface WorkerPoolOptions {
+  db: Db;
+  clock: Clock;
+  log: Logger;
+  handlers: Record<string, JobHandler>;
+  concurrency: number;
+  /** @default 60_000 */
+  leaseMs?: number;
+  /** How long an idle pool waits before looking again (notify() wakes it sooner). @default 50 */
+  pollMs?: number;
+  /** @default a random "worker-xxxxxxxx" */
+  workerId?: string;
+}
+
+interface Running {
+  job: JobRow;
+  controller: AbortController;
+  done: Promise<void>;
+  /** Set once drain() gave the job back: the pool must not settle it again. */
+  released: boolean;
+  beating: boolean;
+  heartbeat?: ReturnType<typeof setTimeout>;
+  beat?: Promise<void>;
+}
+
+const MAX_ERROR_BACKOFF_MS = 5_000;
+/** runOnce() stops here even if handlers keep re-queueing themselves. */
+const RUN_ONCE_LIMIT = 10_000;
+
+export class WorkerPool {
+  readonly workerId: string;
+  #db: Db;
+  #clock: Clock;
+  #log: Logger;
+  #handlers: Record<string, JobHandler>;
+  #concurrency: number;
+  #leaseMs: number;
+  #pollMs: number;
+  #running = new Map<string, Running>();
+  #loop: Promise<void> | undefined;
+  #stopping = false;
+  #notified = false;
+  #waiter: { finish: () => void; onNotify: boolean } | undefined;
+  #ran = 0;
+  #failed = 0;
+
+  constructor(opts: WorkerPoolOptions) {
+    if (!Number.isInteger(opts.concurrency) || opts.concurrency < 1) {
+      throw new RangeError(
+        `Cannot create worker pool: concurrency "${opts.concurrency}" is not a positive integer`,
+      );
+    }
+    this.#db = opts.db;
+    this.#clock = opts.clock;
+    this.#handlers = opts.handlers;
+    this.#concurrency = opts.concurrency;
+    this.#leaseMs = opts.leaseMs ?? 60_000;
+    this.#pollMs = opts.pollMs ?? 50;
+    this.workerId = opts.workerId ??
+      `worker-${crypto.randomUUID().slice(0, 8)}`;
+    this.#log = opts.log.child({ workerId: this.workerId });
+  }
+
+  /** Starts claiming in the background until drain(); a drained pool stays stopped. */
+  start(): void {
+    if (this.#loop || this.#stopping) return;
+    this.#loop = this.#run();
+  }
+
+  /** Hints that new jobs exist, so an idle pool looks now instead of after pollMs. */
+  notify(): void {
+    this.#notified = true;
+    if (this.#waiter?.onNotify) this.#waiter.finish();
+  }
+
+  /** Claims and runs every due job until none is left (or `maxJobs`); returns how many ran. */
+  async runOnce(opts: { maxJobs?: number } = {}): Promise<number> {
+    const max = opts.maxJobs ?? RUN_ONCE_LIMIT;
+    let ran = 0;
+    while (ran < max) {
+      const jobs = await claim(this.#db, {
+        workerId: this.workerId,
+        leaseMs: this.#leaseMs,
+        now: this.#clock.now(),
+        limit: Math.min(this.#concurrency, max - ran),
+      });
+      if (jobs.length === 0) break;
+      ran += jobs.length;
+      await Promise.all(jobs.map((job) => this.#start(job)));
+    }
+    return ran;
+  }
+
+  /**
+   * Stops claiming and waits up to `timeoutMs` for running jobs; jobs still running then are
+   * released (available again, now, attempt not counted), their signals aborted, and it returns false.
+   */
+  async drain(timeoutMs: number): Promise<boolean> {
+    this.#stopping = true;
+    this.#waiter?.finish();
+    await this.#loop;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const all = Promise.all([...this.#running.values()].map((r) => r.done));
+    const finished = await Promise.race([
+      all.then(() => true),
+      new Promise<boolean>((r) =>
+        timer = setTimeout(() => r(false), timeoutMs)
+      ),
+    ]);
+    clearTimeout(timer);
+    if (finished) return true;
+    const now = this.#clock.now();
+    for (const entry of this.#running.values()) {
+      if (entry.released) continue;
+      entry.released = true;
+      entry.beating = false;
+      clearTimeout(entry.heartbeat);
+      entry.controller.abort(new Error("Worker pool is shutting down"));
+      try {
+        await release(this.#db, entry.job, {
+          runAt: now,
+          now,
+          note: "Released at shutdown",
+        });
+      } catch (err) {
+        this.#log.error("Cannot release job at shutdown", {
+          jobId: entry.job.id,
+          err,
+        });
+      }
+    }
+    return false;
+  }
+
+  stats(): { running: number; ran: number; failed: number } {
+    return {
+      running: this.#running.size,
+      ran: this.#ran,
+      failed: this.#failed,
+    };
+  }
+
+  async #run(): Promise<void> {
+    let errors = 0;
+    while (!this.#stopping) {
+      try {
+        const more = await this.#fill();
+        errors = 0;
+        if (more) continue;
+        const full = this.#running.size >= this.#concurrency;
+        await this.#sleep(full ? Infinity : this.#pollMs, true);
+      } catch (err) {
+        errors++;
+        const wait = Math.min(this.#pollMs * 2 ** errors, MAX_ERROR_BACKOFF_MS);
+        this.#log.error("Cannot claim jobs", { err, retryInMs: wait });
+        await this.#sleep(wait, false);
+      }
+    }
+  }
+
+  /** Claims into the free slots, keeping the last one for live and inbound work; true if all filled. */
+  async #fill(): Promise<boolean> {
+    this.#notified = false;
+    const free = this.#concurrency - this.#running.size;
+    if (free <= 0) return false;
+    const base = {
+      workerId: this.workerId,
+      leaseMs: this.#leaseMs,
+      now: this.#clock.now(),
+    };
+    const open = this.#concurrency === 1 ? free : free - 1;
+    let jobs = open > 0 ? await claim(this.#db, { ...base, limit: open }) : [];
+    if (jobs.length === open && open < free) {
+      const urgent = await claim(this.#db, {
+        ...base,
+        limit: free - open,
+        maxPriority: PRIORITY.inbound,
+      });
+      jobs = jobs.concat(urgent);
+    }
+    for (const job of jobs) this.#start(job);
+    return jobs.length === free;
+  }
+
+  #sleep(ms: number, onNotify: boolean): Promise<void> {
+    if (this.#stopping || (onNotify && this.#notified)) {
+      return Promise.resolve();
+    }
+    return new Promise((resolve) => {
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      const finish = () => {
+        clearTimeout(timer);
+        this.#waiter = undefined;
+        resolve();
+      };
+      if (Number.isFinite(ms)) timer = setTimeout(finish, ms);
+      this.#waiter = { finish, onNotify };
+    });
+  }
+
+  #start(job: JobRow): Promise<void> {
+    const entry: Running = {
+      job,
+      controller: new AbortController(),
+      done: Promise.resolve(),
+      released: false,
+      beating: true,
+    };
+    this.#running.set(job.leaseToken, entry);
+    entry.done = this.#execute(entry).finally(() => {
+      this.#running.delete(job.leaseToken);
+      this.notify();
+    });
+    return entry.done;
+  }
+
+  /**
+   * Runs one claimed job and settles it.
+   *
+   * **Invariant: every job claim() returned MUST end in complete(), fail() or release(), whatever
+   * the handler throws.** The handler runs inside try/catch and settling retries on database
+   * errors; if the database stays down, the lease expires and rescueExpiredLeases() hands the job back.
+   */
+  async #execute(entry: Running): Promise<void> {
+    const { job } = entry;
+    const log = this.#log.child({
+      jobId: job.id,
+      kind: job.kind,
+      attempt: job.attempt,
+    });
+    this.#scheduleHeartbeat(entry, log);
+    let outcome: Outcome;
+    try {
+      const handler = Object.hasOwn(this.#handlers, job.kind)
+        ? this.#handlers[job.kind]
+        : undefined;
+      if (handler) {
+        await handler(job.payload, {
+          job,
+          signal: entry.controller.signal,
+          log,
+        });
+        outcome = { type: "complete" };
+      } else {
+        outcome = {
+          type: "fail",
+          error: `Cannot run job: no handler for kind "${job.kind}"`,
+          retryable: false,
+        };
+      }
+    } catch (err) {
+      outcome = classify(err);
+    }
+    entry.beating = false;
+    clearTimeout(entry.heartbeat);
+    await entry.beat;
+    this.#ran++;
+    if (outcome.type === "fail") this.#failed++;
+    if (!entry.released) {
+      await settle({ db: this.#db, clock: this.#clock, log }, job, outcome);
+    }
+  }
+
+  /** Extends the lease every leaseMs/2 while the handler runs; aborts the handler if it was lost. */
+  #scheduleHeartbeat(entry: Running, log: Logger): void {
+    const beat = async () => {
+      try {
+        const now = this.#clock.now();
+        const until = addMs(now, this.#leaseMs);
+        if (!await extendLease(this.#db, entry.job, { until, now })) {
+          entry.beating = false;
+          log.warn("Job lease was lost while running");
+          entry.controller.abort(new Error("Job lease was lost"));
+        }
+      } catch (err) {
+        log.warn("Cannot extend job lease", { err });
+      }
+      if (entry.beating) this.#scheduleHeartbeat(entry, log);
+    };
+    entry.heartbeat = setTimeout(() => {
+      entry.beat = beat();
+    }, this.#leaseMs / 2);
+  }
+}

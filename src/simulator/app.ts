@@ -1,0 +1,44 @@
+import { Hono } from "hono";
+import { controlRoutes } from "./control.ts";
+import { handleMediaDownload, handleMediaInfo } from "./media.ts";
+import { handleMessages } from "./messages_route.ts";
+import { graphErrorResponse } from "./sim_errors.ts";
+import type { SimulatorState } from "./state.ts";
+
+/** The Graph-shaped endpoints, mounted with and without a /vNN.N prefix. */
+function graphRoutes(state: SimulatorState): Hono {
+  const app = new Hono();
+  app.post(
+    "/:phoneNumberId/messages",
+    (c) => handleMessages(state, c.req.raw, c.req.param("phoneNumberId")),
+  );
+  app.get(
+    "/:mediaId{[0-9]+}",
+    (c) => handleMediaInfo(state, c.req.raw, c.req.param("mediaId")),
+  );
+  return app;
+}
+
+/** The fake Graph API as a Hono app; tests can call it in-process with app.request(). */
+export function createSimulatorApp(state: SimulatorState): Hono {
+  const app = new Hono();
+  app.route("/_sim", controlRoutes(state));
+  app.get(
+    "/_media/:id",
+    (c) => handleMediaDownload(state, c.req.raw, c.req.param("id")),
+  );
+  const graph = graphRoutes(state);
+  app.route("/:version{v[0-9]+\\.[0-9]+}", graph);
+  app.route("/", graph);
+  app.notFound(() =>
+    graphErrorResponse(100, {
+      details: "Unknown path components",
+      status: 404,
+    })
+  );
+  app.onError((err) => {
+    state.log.error("Simulator request failed", { err });
+    return graphErrorResponse(131000);
+  });
+  return app;
+}

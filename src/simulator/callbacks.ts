@@ -1,0 +1,251 @@
+import { escapeUnicode, signMetaBody } from "../upstream/meta_signature.ts";
+import { asyncErrorObject } from "./sim_errors.ts";
+import {
+  DEFAULT_WABA_ID,
+  digitsOf,
+  recordCallback,
+  type SentRecord,
+  type SimulatorState,
+  sleep,
+  type StatusName,
+  track,
+  unixSeconds,
+} from "./state.ts";
+
+/** A callback POST gives up after this long; the next attempt follows the retry schedule. */
+const CALLBACK_TIMEOUT_MS = 10_000;
+
+export interface DeliveryInfo {
+  kind: "status" | "inbound";
+  wamid: string;
+  status?: string;
+  duplicate?: boolean;
+}
+
+export interface DeliveryResult {
+  ok: boolean;
+  httpStatus: number | null;
+  error: string | null;
+}
+
+/** The §4.3 envelope around one change value for a business number. */
+export function webhookEnvelope(
+  state: SimulatorState,
+  phoneNumberId: string,
+  value: Record<string, unknown>,
+): Record<string, unknown> {
+  const number = state.numbers.get(phoneNumberId);
+  return {
+    object: "whatsapp_business_account",
+    entry: [{
+      id: number?.wabaId ?? DEFAULT_WABA_ID,
+      changes: [{
+        field: "messages",
+        value: {
+          messaging_product: "whatsapp",
+          metadata: {
+            display_phone_number: number?.displayPhoneNumber ??
+              digitsOf(phoneNumberId),
+            phone_number_id: phoneNumberId,
+          },
+          ...value,
+        },
+      }],
+    }],
+  };
+}
+
+/**
+ * POSTs a payload to the callback URL as Meta does: escaped-unicode JSON signed
+ * with X-Hub-Signature-256. With `retry`, failed attempts follow state.retryDelaysMs.
+ */
+export async function deliverSigned(
+  state: SimulatorState,
+  payload: unknown,
+  info: DeliveryInfo,
+  opts: { retry: boolean; signal: AbortSignal },
+): Promise<DeliveryResult> {
+  const raw = escapeUnicode(JSON.stringify(payload));
+  const signature = await signMetaBody(state.appSecret, raw);
+  const waits = opts.retry ? [0, ...state.retryDelaysMs] : [0];
+  let result: DeliveryResult = {
+    ok: false,
+    httpStatus: null,
+    error: "Not attempted",
+  };
+  for (const [i, wait] of waits.entries()) {
+    try {
+      await sleep(wait, opts.signal);
+    } catch {
+      return { ok: false, httpStatus: null, error: "Simulator was reset" };
+    }
+    // Read the URL on every attempt: the receiver may have moved (restart).
+    const url = state.callbackUrl;
+    result = url
+      ? await postOnce(url, raw, signature, opts.signal)
+      : { ok: false, httpStatus: null, error: "No callback URL configured" };
+    recordCallback(state, {
+      kind: info.kind,
+      wamid: info.wamid,
+      status: info.status ?? null,
+      attempt: i + 1,
+      duplicate: info.duplicate ?? false,
+      url,
+      httpStatus: result.httpStatus,
+      error: result.error,
+      at: new Date().toISOString(),
+    });
+    if (result.ok || opts.signal.aborted) return result;
+    state.log.warn("Callback delivery failed", {
+      wamid: info.wamid,
+      status: info.status,
+      attempt: i + 1,
+      httpStatus: result.httpStatus,
+      error: result.error,
+    });
+  }
+  return result;
+}
+
+async function postOnce(
+  url: string,
+  raw: string,
+  signature: string,
+  signal: AbortSignal,
+): Promise<DeliveryResult> {
+  try {
+    const res = await fetch(url, {
+      method: "POST",
+      headers: {
+        "Content-Type": "application/json",
+        "User-Agent": "facebookexternalua",
+        "X-Hub-Signature-256": signature,
+      },
+      body: raw,
+      signal: AbortSignal.any([
+        signal,
+        AbortSignal.timeout(CALLBACK_TIMEOUT_MS),
+      ]),
+    });
+    const text = await res.text();
+    return res.ok ? { ok: true, httpStatus: res.status, error: null } : {
+      ok: false,
+      httpStatus: res.status,
+      error: text.slice(0, 500) || `HTTP ${res.status}`,
+    };
+  } catch (err) {
+    return { ok: false, httpStatus: null, error: (err as Error).message };
+  }
+}
+
+interface Step {
+  status: StatusName | "failed";
+  /** When the event happened (offset from the send); the timestamp it carries. */
+  eventAt: number;
+  /** When the callback is posted (offset from the send); differs when reordered. */
+  postAt: number;
+}
+
+function plannedSteps(state: SimulatorState, failCode: number | null): Step[] {
+  const b = state.behaviour;
+  if (failCode !== null) {
+    return [{
+      status: "failed",
+      eventAt: b.delaysMs.sent,
+      postAt: b.delaysMs.sent,
+    }];
+  }
+  const order: StatusName[] = ["sent", "delivered", "read"];
+  const steps = order.slice(0, order.indexOf(b.stopAfter) + 1).map((s) => ({
+    status: s,
+    eventAt: b.delaysMs[s],
+    postAt: b.delaysMs[s],
+  }));
+  if (steps.length === 3 && state.random() < b.reorderRate) {
+    const [sent, delivered, read] = steps as [Step, Step, Step];
+    return [sent, { ...read, postAt: delivered.postAt }, {
+      ...delivered,
+      postAt: read.postAt,
+    }];
+  }
+  return steps;
+}
+
+function statusObject(
+  sent: SentRecord,
+  step: Step,
+  startedAt: number,
+  failCode: number | null,
+): Record<string, unknown> {
+  const status: Record<string, unknown> = {
+    id: sent.wamid,
+    status: step.status,
+    timestamp: unixSeconds(startedAt + step.eventAt),
+    recipient_id: digitsOf(sent.to),
+  };
+  if (sent.bizOpaque !== null) {
+    status.biz_opaque_callback_data = sent.bizOpaque;
+  }
+  if (failCode !== null) {
+    status.errors = [asyncErrorObject(failCode)];
+  } else if (step.status === "sent" || step.status === "delivered") {
+    const template = sent.type === "template";
+    status.conversation = {
+      id: sent.wamid.slice(6, 38),
+      ...(step.status === "sent"
+        ? { expiration_timestamp: unixSeconds(startedAt + 86_400_000) }
+        : {}),
+      origin: { type: template ? "utility" : "service" },
+    };
+    status.pricing = {
+      billable: template,
+      pricing_model: "PMP",
+      type: template ? "regular" : "free_customer_service",
+      category: template ? "utility" : "service",
+    };
+  }
+  return status;
+}
+
+/**
+ * Emits the status callbacks of one accepted send in the background: sent,
+ * delivered, read (or one failed), each after the previous one was answered,
+ * so they arrive in order unless reordering was asked for.
+ */
+export function scheduleStatuses(
+  state: SimulatorState,
+  sent: SentRecord,
+  failCode: number | null,
+): void {
+  const signal = state.epoch.signal;
+  const startedAt = Date.now();
+  const steps = plannedSteps(state, failCode);
+  const duplicateRate = state.behaviour.duplicateRate;
+  track(
+    state,
+    (async () => {
+      for (const step of steps) {
+        try {
+          await sleep(startedAt + step.postAt - Date.now(), signal);
+        } catch {
+          return;
+        }
+        const payload = webhookEnvelope(state, sent.phoneNumberId, {
+          statuses: [statusObject(sent, step, startedAt, failCode)],
+        });
+        const info = {
+          kind: "status" as const,
+          wamid: sent.wamid,
+          status: step.status,
+        };
+        await deliverSigned(state, payload, info, { retry: true, signal });
+        if (!signal.aborted && state.random() < duplicateRate) {
+          await deliverSigned(state, payload, { ...info, duplicate: true }, {
+            retry: true,
+            signal,
+          });
+        }
+      }
+    })(),
+  );
+}

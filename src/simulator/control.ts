@@ -1,0 +1,122 @@
+import { Hono } from "hono";
+import { z } from "zod";
+import { handleInbound, InboundSchema } from "./inbound.ts";
+import {
+  type Behaviour,
+  DEFAULT_WABA_ID,
+  digitsOf,
+  resetSimulator,
+  type SimulatorState,
+} from "./state.ts";
+
+const rate = z.number().min(0).max(1);
+const delay = z.number().int().min(0);
+
+const BehaviourPatch = z.strictObject({
+  delaysMs: z.strictObject({
+    sent: delay.optional(),
+    delivered: delay.optional(),
+    read: delay.optional(),
+  }).optional(),
+  duplicateRate: rate.optional(),
+  reorderRate: rate.optional(),
+  failNext: z.array(z.strictObject({
+    code: z.number().int().nonnegative(),
+    mode: z.enum(["sync", "async"]),
+    count: z.number().int().min(1).optional(),
+    to: z.string().optional(),
+  })).optional(),
+  throughputPerSecond: z.number().positive().optional(),
+  stopAfter: z.enum(["sent", "delivered", "read"]).optional(),
+  unknownTemplates: z.array(z.string()).optional(),
+  latencyMs: delay.optional(),
+});
+
+const NumberInput = z.strictObject({
+  phoneNumberId: z.string().min(1),
+  displayPhoneNumber: z.string().regex(/^\+?[0-9 ()-]{5,25}$/),
+  wabaId: z.string().min(1).optional(),
+});
+
+function badRequest(message: string): Response {
+  return Response.json({ error: { message } }, { status: 400 });
+}
+
+async function parse<T>(
+  req: Request,
+  schema: z.ZodType<T>,
+): Promise<{ data: T } | { error: Response }> {
+  let raw: unknown;
+  try {
+    raw = await req.json();
+  } catch {
+    return { error: badRequest("Request body must be JSON") };
+  }
+  const result = schema.safeParse(raw);
+  if (!result.success) {
+    return { error: badRequest(z.prettifyError(result.error)) };
+  }
+  return { data: result.data };
+}
+
+/** Applies a partial behaviour update: top-level keys replace, delaysMs merges. */
+export function applyBehaviour(
+  state: SimulatorState,
+  patch: z.infer<typeof BehaviourPatch>,
+): Behaviour {
+  const b = state.behaviour;
+  const { delaysMs, failNext, ...rest } = patch;
+  Object.assign(b, rest);
+  if (delaysMs) b.delaysMs = { ...b.delaysMs, ...delaysMs };
+  if (failNext) {
+    b.failNext = failNext.map((r) => ({ ...r, count: r.count ?? 1 }));
+  }
+  return b;
+}
+
+/** The /_sim control API: behaviour, records, number registry, inbound injection. */
+export function controlRoutes(state: SimulatorState): Hono {
+  const app = new Hono();
+  app.get("/behaviour", () => Response.json(state.behaviour));
+  app.post("/behaviour", async (c) => {
+    const parsed = await parse(c.req.raw, BehaviourPatch);
+    if ("error" in parsed) return parsed.error;
+    return Response.json(applyBehaviour(state, parsed.data));
+  });
+  app.post("/reset", () => {
+    resetSimulator(state);
+    return Response.json({ ok: true });
+  });
+  app.get("/messages", () => {
+    let duplicates = 0;
+    for (const n of state.countsByOpaque.values()) duplicates += n - 1;
+    return Response.json({
+      messages: state.sends,
+      countsByOpaque: Object.fromEntries(state.countsByOpaque),
+      duplicates,
+    });
+  });
+  app.get("/reads", () => Response.json({ reads: state.reads }));
+  app.get("/callbacks", () => Response.json({ callbacks: state.callbacks }));
+  app.get(
+    "/numbers",
+    () => Response.json({ numbers: [...state.numbers.values()] }),
+  );
+  app.post("/numbers", async (c) => {
+    const parsed = await parse(c.req.raw, NumberInput);
+    if ("error" in parsed) return parsed.error;
+    const n = {
+      phoneNumberId: parsed.data.phoneNumberId,
+      displayPhoneNumber: digitsOf(parsed.data.displayPhoneNumber),
+      wabaId: parsed.data.wabaId ?? DEFAULT_WABA_ID,
+    };
+    state.numbers.set(n.phoneNumberId, n);
+    return Response.json(n);
+  });
+  app.post("/inbound", async (c) => {
+    const parsed = await parse(c.req.raw, InboundSchema);
+    if ("error" in parsed) return parsed.error;
+    return handleInbound(state, parsed.data);
+  });
+  return app;
+}

@@ -1,0 +1,170 @@
+import { z } from "zod";
+import { deliverSigned, webhookEnvelope } from "./callbacks.ts";
+import { storeMedia } from "./media.ts";
+import {
+  digitsOf,
+  newWamid,
+  type SimulatorState,
+  unixSeconds,
+} from "./state.ts";
+
+const MediaInput = z.strictObject({
+  mimeType: z.string().min(1),
+  dataBase64: z.string(),
+  caption: z.string().optional(),
+  filename: z.string().optional(),
+  voice: z.boolean().optional(),
+  animated: z.boolean().optional(),
+});
+
+const MEDIA_KEYS = ["image", "video", "audio", "document", "sticker"] as const;
+const PASSTHROUGH_KEYS = [
+  "location",
+  "interactive",
+  "reaction",
+  "contacts",
+  "button",
+] as const;
+
+/** POST /_sim/inbound: a customer message to deliver to the callback URL. */
+export const InboundSchema = z.strictObject({
+  to: z.string().min(1),
+  from: z.string().regex(/^\+?[0-9]{5,20}$/, "must be an E.164 phone number"),
+  name: z.string().optional(),
+  type: z.enum([
+    "text",
+    ...MEDIA_KEYS,
+    ...PASSTHROUGH_KEYS,
+    "unsupported",
+  ]),
+  text: z.strictObject({ body: z.string() }).optional(),
+  image: MediaInput.optional(),
+  video: MediaInput.optional(),
+  audio: MediaInput.optional(),
+  document: MediaInput.optional(),
+  sticker: MediaInput.optional(),
+  location: z.looseObject({ latitude: z.number(), longitude: z.number() })
+    .optional(),
+  interactive: z.looseObject({ type: z.string() }).optional(),
+  reaction: z.looseObject({ message_id: z.string() }).optional(),
+  contacts: z.array(z.looseObject({})).optional(),
+  button: z.looseObject({ text: z.string() }).optional(),
+  context: z.looseObject({}).optional(),
+  /** Unix seconds, to simulate an old message. */
+  timestamp: z.number().int().nonnegative().optional(),
+  /** Reuse a wamid, to simulate Meta delivering the same message again. */
+  id: z.string().min(1).optional(),
+  /** Follow the callback retry schedule instead of answering 502 on the first failure. */
+  retry: z.boolean().optional(),
+}).refine(
+  (v) => v.type === "unsupported" || v[v.type] !== undefined,
+  { message: "the object named by type is required" },
+);
+
+export type InboundInput = z.infer<typeof InboundSchema>;
+
+function decodeBase64(text: string): Uint8Array {
+  const bin = atob(text);
+  const out = new Uint8Array(bin.length);
+  for (let i = 0; i < bin.length; i++) out[i] = bin.charCodeAt(i);
+  return out;
+}
+
+/** Finds the business number by display number or phone number id. */
+export function resolveBusinessNumber(
+  state: SimulatorState,
+  to: string,
+): string | undefined {
+  const digits = digitsOf(to);
+  for (const n of state.numbers.values()) {
+    if (n.displayPhoneNumber === digits && digits !== "") {
+      return n.phoneNumberId;
+    }
+  }
+  if (state.numbers.has(to)) return to;
+  return to.startsWith("+") ? undefined : to;
+}
+
+async function messageObject(
+  state: SimulatorState,
+  input: InboundInput,
+): Promise<{ message: Record<string, unknown>; mediaId: string | null }> {
+  const message: Record<string, unknown> = {
+    from: digitsOf(input.from),
+    id: input.id ?? newWamid(),
+    timestamp: input.timestamp !== undefined
+      ? String(input.timestamp)
+      : unixSeconds(),
+    type: input.type,
+  };
+  if (input.context) message.context = input.context;
+  let mediaId: string | null = null;
+  const key = input.type;
+  if (key === "text") {
+    message.text = input.text;
+  } else if (key === "unsupported") {
+    message.errors = [{
+      code: 131051,
+      title: "Message type unknown",
+      message: "Message type unknown",
+      error_data: { details: "Message type is currently not supported." },
+    }];
+  } else if ((MEDIA_KEYS as readonly string[]).includes(key)) {
+    const media = input[key as typeof MEDIA_KEYS[number]]!;
+    const stored = await storeMedia(
+      state,
+      decodeBase64(media.dataBase64),
+      media.mimeType,
+    );
+    mediaId = stored.id;
+    message[key] = {
+      id: stored.id,
+      mime_type: stored.mimeType,
+      sha256: stored.sha256,
+      ...(media.caption !== undefined ? { caption: media.caption } : {}),
+      ...(media.filename !== undefined ? { filename: media.filename } : {}),
+      ...(key === "audio" ? { voice: media.voice ?? false } : {}),
+      ...(key === "sticker" ? { animated: media.animated ?? false } : {}),
+    };
+  } else {
+    message[key] = input[key as typeof PASSTHROUGH_KEYS[number]];
+  }
+  return { message, mediaId };
+}
+
+/** Builds the inbound webhook (§4.3/§4.4) and posts it signed; answers once the callback URL answered. */
+export async function handleInbound(
+  state: SimulatorState,
+  input: InboundInput,
+): Promise<Response> {
+  const phoneNumberId = resolveBusinessNumber(state, input.to);
+  if (!phoneNumberId) {
+    return Response.json({
+      error: { message: `Unknown business number "${input.to}"` },
+    }, { status: 404 });
+  }
+  const { message, mediaId } = await messageObject(state, input);
+  const wamid = message.id as string;
+  const payload = webhookEnvelope(state, phoneNumberId, {
+    contacts: [{
+      profile: { name: input.name ?? "Customer" },
+      wa_id: digitsOf(input.from),
+    }],
+    messages: [message],
+  });
+  const result = await deliverSigned(state, payload, {
+    kind: "inbound",
+    wamid,
+  }, { retry: input.retry ?? false, signal: state.epoch.signal });
+  if (!result.ok) {
+    return Response.json({
+      error: {
+        message: "Callback URL did not accept the webhook",
+        httpStatus: result.httpStatus,
+        detail: result.error,
+      },
+      wamid,
+    }, { status: 502 });
+  }
+  return Response.json({ wamid, ...(mediaId ? { mediaId } : {}) });
+}

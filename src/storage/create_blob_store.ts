@@ -1,0 +1,70 @@
+import { ConfigError } from "../config.ts";
+import type { BlobStore } from "./blob_store.ts";
+import { createDiskBlobStore } from "./disk_blob_store.ts";
+import { createS3BlobStore } from "./s3_blob_store.ts";
+
+/** The part of Config the blob store reads (Config itself fits). */
+export interface BlobStoreConfig {
+  /** `file:<dir>` or `s3://bucket/prefix`. */
+  readonly mediaStore: string;
+  readonly s3: {
+    readonly endpoint: string | undefined;
+    readonly region: string;
+    readonly accessKeyId: string | undefined;
+    readonly secretAccessKey: string | undefined;
+  };
+}
+
+export interface CreateBlobStoreOptions {
+  fetch?: typeof fetch;
+  clock?: { now(): Date };
+}
+
+/** Builds the store MEDIA_STORE names; throws ConfigError when it is malformed or S3 settings are missing. */
+export function createBlobStore(
+  config: BlobStoreConfig,
+  opts: CreateBlobStoreOptions = {},
+): BlobStore {
+  const target = config.mediaStore.trim();
+  if (target.startsWith("file:")) {
+    // `file:./data/media`, `file:/var/media` and `file:///var/media` all name a directory.
+    const dir = target.slice("file:".length).replace(/^\/\/(?=\/)/, "");
+    if (dir === "") throw storeError(target, "the directory is missing");
+    return createDiskBlobStore(dir);
+  }
+  if (target.startsWith("s3://")) {
+    const [bucket = "", ...rest] = target.slice("s3://".length).split("/");
+    if (bucket === "") throw storeError(target, "the bucket is missing");
+    const { endpoint, region, accessKeyId, secretAccessKey } = config.s3;
+    const missing = [
+      endpoint ? null : "S3_ENDPOINT",
+      accessKeyId ? null : "S3_ACCESS_KEY_ID",
+      secretAccessKey ? null : "S3_SECRET_ACCESS_KEY",
+    ].filter((name) => name !== null);
+    if (!endpoint || !accessKeyId || !secretAccessKey) {
+      throw storeError(target, `set ${missing.join(", ")}`);
+    }
+    try {
+      return createS3BlobStore({
+        endpoint,
+        region,
+        bucket,
+        prefix: rest.join("/"),
+        accessKeyId,
+        secretAccessKey,
+        fetch: opts.fetch,
+        clock: opts.clock,
+      });
+    } catch (err) {
+      throw storeError(target, (err as Error).message);
+    }
+  }
+  throw storeError(
+    target,
+    'it must be "file:<dir>" or "s3://<bucket>/<prefix>"',
+  );
+}
+
+function storeError(target: string, why: string): ConfigError {
+  return new ConfigError(`Cannot use MEDIA_STORE "${target}": ${why}`);
+}

@@ -1,0 +1,179 @@
+import { AwsClient } from "aws4fetch";
+import { sha256Hex } from "../crypto.ts";
+import { AppError } from "../errors.ts";
+import {
+  assertBlobKey,
+  assertExpiresIn,
+  type BlobStore,
+} from "./blob_store.ts";
+
+export interface S3BlobStoreOptions {
+  /** Service root, e.g. `https://s3.eu-west-1.amazonaws.com` or `http://127.0.0.1:9000` (MinIO, s3rver). */
+  endpoint: string;
+  region: string;
+  bucket: string;
+  /** Prepended to every key, e.g. `media` stores `acc/2026/11/id` as `media/acc/2026/11/id`. */
+  prefix?: string;
+  accessKeyId: string;
+  secretAccessKey: string;
+  fetch?: typeof fetch;
+  /** Time the presigned URLs start from; tests inject one to mint already expired URLs. */
+  clock?: { now(): Date };
+}
+
+const BUCKET_REGEXP = /^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/;
+
+/**
+ * A blob store in an S3-compatible bucket, signed with SigV4 by aws4fetch.
+ * Path-style URLs (`endpoint/bucket/key`) so MinIO and s3rver work too; a PUT replaces an object atomically.
+ */
+export function createS3BlobStore(opts: S3BlobStoreOptions): BlobStore {
+  if (!BUCKET_REGEXP.test(opts.bucket)) {
+    throw new AppError(
+      "VALIDATION_ERROR",
+      `Invalid S3 bucket name "${opts.bucket}"`,
+    );
+  }
+  const endpoint = opts.endpoint.replace(/\/+$/, "");
+  const prefix = normalisePrefix(opts.prefix ?? "");
+  const doFetch = opts.fetch ?? fetch;
+  const clock = opts.clock ?? { now: () => new Date() };
+  const client = new AwsClient({
+    accessKeyId: opts.accessKeyId,
+    secretAccessKey: opts.secretAccessKey,
+    region: opts.region,
+    service: "s3",
+  });
+
+  function urlOf(key: string): URL {
+    assertBlobKey(key);
+    const path = `${prefix}${key}`.split("/").map(encodeURIComponent).join(
+      "/",
+    );
+    return new URL(`${endpoint}/${encodeURIComponent(opts.bucket)}/${path}`);
+  }
+
+  async function send(
+    what: string,
+    key: string,
+    init: RequestInit & { url: URL },
+  ): Promise<Response> {
+    const { url, ...rest } = init;
+    const request = await client.sign(url, rest);
+    let res: Response;
+    try {
+      res = await doFetch(request);
+    } catch (err) {
+      throw new AppError(
+        "SERVICE_UNAVAILABLE",
+        `Cannot ${what} blob "${key}": storage is unreachable`,
+        { cause: err, retryable: true },
+      );
+    }
+    if (res.ok || res.status === 404) return res;
+    const detail = await res.text().catch(() => "");
+    const retryable = res.status >= 500 || res.status === 429;
+    throw new AppError(
+      retryable ? "SERVICE_UNAVAILABLE" : "INTERNAL_ERROR",
+      `Cannot ${what} blob "${key}": storage answered ${res.status}`,
+      { cause: new Error(detail.slice(0, 2000)), retryable },
+    );
+  }
+
+  return {
+    kind: "s3",
+
+    async put(key, bytes, { contentType }) {
+      const res = await send("store", key, {
+        url: urlOf(key),
+        method: "PUT",
+        // A real payload hash (not UNSIGNED-PAYLOAD) lets S3 refuse bytes corrupted on the way.
+        headers: {
+          "Content-Type": contentType,
+          "X-Amz-Content-Sha256": await sha256Hex(bytes),
+        },
+        body: bytes as BodyInit,
+      });
+      await res.body?.cancel();
+      if (res.status === 404) {
+        throw new AppError(
+          "INTERNAL_ERROR",
+          `Cannot store blob "${key}": bucket "${opts.bucket}" does not exist`,
+        );
+      }
+    },
+
+    async get(key) {
+      const res = await send("read", key, { url: urlOf(key), method: "GET" });
+      if (res.status === 404) {
+        await res.body?.cancel();
+        return null;
+      }
+      return {
+        bytes: new Uint8Array(await res.arrayBuffer()),
+        contentType: res.headers.get("Content-Type"),
+      };
+    },
+
+    async stat(key) {
+      const res = await send("stat", key, { url: urlOf(key), method: "HEAD" });
+      await res.body?.cancel();
+      if (res.status === 404) return null;
+      return {
+        key,
+        size: Number(res.headers.get("Content-Length") ?? 0),
+        contentType: res.headers.get("Content-Type"),
+      };
+    },
+
+    async delete(key) {
+      const res = await send("delete", key, {
+        url: urlOf(key),
+        method: "DELETE",
+      });
+      await res.body?.cancel();
+    },
+
+    async presignGet(key, { expiresInSeconds, fileName, contentType }) {
+      assertExpiresIn(expiresInSeconds);
+      const url = urlOf(key);
+      url.searchParams.set("X-Amz-Expires", String(expiresInSeconds));
+      if (fileName) {
+        url.searchParams.set(
+          "response-content-disposition",
+          contentDisposition(fileName),
+        );
+      }
+      if (contentType) {
+        url.searchParams.set("response-content-type", contentType);
+      }
+      const signed = await client.sign(url, {
+        method: "GET",
+        aws: { signQuery: true, datetime: amzDate(clock.now()) },
+      });
+      return signed.url;
+    },
+  };
+}
+
+function normalisePrefix(prefix: string): string {
+  const trimmed = prefix.replace(/^\/+|\/+$/g, "");
+  if (trimmed === "") return "";
+  assertBlobKey(trimmed);
+  return `${trimmed}/`;
+}
+
+/** `attachment` with an ASCII fallback name and the exact UTF-8 name (RFC 6266). */
+export function contentDisposition(fileName: string): string {
+  const ascii = fileName.replace(/[^\x20-\x7e]|["\\%]/g, "_");
+  const exact = encodeURIComponent(fileName).replace(
+    /['()*]/g,
+    (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`,
+  );
+  return `attachment; filename="${ascii}"; filename*=UTF-8''${exact}`;
+}
+
+/** SigV4 timestamp: `YYYYMMDD'T'HHMMSS'Z'`. */
+function amzDate(date: Date): string {
+  return date.toISOString().replace(/[:-]|\.\d{3}/g, "");
+}

@@ -1,0 +1,249 @@
+import type {
+  DownloadedMedia,
+  GraphApi,
+  GraphAuth,
+  MediaInfo,
+  SendResult,
+} from "./graph_api.ts";
+import { UpstreamError } from "./graph_api.ts";
+import { classifyGraphError } from "./graph_errors.ts";
+
+export interface GraphClientOptions {
+  /** META_GRAPH_URL, e.g. https://graph.facebook.com/v22.0 or http://127.0.0.1:PORT/v22.0. */
+  baseUrl: string;
+  fetch?: typeof fetch;
+  /** Per-call deadline; default 15 s. */
+  timeoutMs?: number;
+}
+
+interface CallOptions {
+  method: "GET" | "POST";
+  body?: unknown;
+  signal?: AbortSignal;
+  /** Names the call in error messages: "the message", "the request". */
+  subject: string;
+}
+
+const DEFAULT_TIMEOUT_MS = 15_000;
+
+/** The real Graph API client (also used against the simulator). */
+export function createGraphClient(options: GraphClientOptions): GraphApi {
+  const base = options.baseUrl.replace(/\/+$/, "");
+  const doFetch = options.fetch ?? globalThis.fetch;
+  const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+
+  async function request(
+    url: string,
+    auth: GraphAuth,
+    call: CallOptions,
+  ): Promise<Response> {
+    const timeout = AbortSignal.timeout(timeoutMs);
+    const signal = call.signal
+      ? AbortSignal.any([timeout, call.signal])
+      : timeout;
+    const headers: Record<string, string> = {
+      Authorization: `Bearer ${auth.accessToken}`,
+    };
+    if (call.body !== undefined) headers["Content-Type"] = "application/json";
+    try {
+      return await doFetch(url, {
+        method: call.method,
+        headers,
+        body: call.body === undefined ? undefined : JSON.stringify(call.body),
+        signal,
+      });
+    } catch (err) {
+      throw networkError(err, { timedOut: timeout.aborted, timeoutMs });
+    }
+  }
+
+  async function json(
+    url: string,
+    auth: GraphAuth,
+    call: CallOptions,
+  ): Promise<Record<string, unknown>> {
+    const res = await request(url, auth, call);
+    let text: string;
+    try {
+      text = await res.text();
+    } catch (err) {
+      throw networkError(err, { timedOut: false, timeoutMs });
+    }
+    const body = parseJson(text);
+    if (!res.ok) {
+      throw classifyGraphError(res.status, body, res.headers, {
+        subject: call.subject,
+      });
+    }
+    if (typeof body !== "object" || body === null) {
+      throw invalidResponse(`Graph API answered ${call.subject} with no JSON`);
+    }
+    return body as Record<string, unknown>;
+  }
+
+  return {
+    async sendMessage(auth, message, opts = {}): Promise<SendResult> {
+      const body = await json(messagesUrl(base, auth), auth, {
+        method: "POST",
+        body: { messaging_product: "whatsapp", ...message },
+        signal: opts.signal,
+        subject: "the message",
+      });
+      const sent = firstOf(body.messages);
+      if (typeof sent?.id !== "string" || sent.id === "") {
+        throw invalidResponse("Graph API accepted the message without a wamid");
+      }
+      const contact = firstOf(body.contacts);
+      return {
+        wamid: sent.id,
+        waId: typeof contact?.wa_id === "string" ? contact.wa_id : null,
+        messageStatus: typeof sent.message_status === "string"
+          ? sent.message_status
+          : null,
+      };
+    },
+
+    async markRead(auth, wamid, opts = {}): Promise<void> {
+      await json(messagesUrl(base, auth), auth, {
+        method: "POST",
+        body: {
+          messaging_product: "whatsapp",
+          status: "read",
+          message_id: wamid,
+          ...(opts.typing ? { typing_indicator: { type: "text" } } : {}),
+        },
+        signal: opts.signal,
+        subject: "the read receipt",
+      });
+    },
+
+    async getMediaInfo(auth, mediaId, opts = {}): Promise<MediaInfo> {
+      const body = await json(
+        `${base}/${encodeURIComponent(mediaId)}`,
+        auth,
+        { method: "GET", signal: opts.signal, subject: "the media lookup" },
+      );
+      if (typeof body.url !== "string" || body.url === "") {
+        throw invalidResponse(
+          `Graph API returned no URL for media "${mediaId}"`,
+        );
+      }
+      const size = Number(body.file_size);
+      return {
+        url: body.url,
+        mimeType: typeof body.mime_type === "string"
+          ? body.mime_type
+          : "application/octet-stream",
+        sha256: typeof body.sha256 === "string" ? body.sha256 : null,
+        fileSize: body.file_size === undefined || body.file_size === null ||
+            !Number.isFinite(size)
+          ? null
+          : size,
+      };
+    },
+
+    async downloadMedia(auth, url, opts): Promise<DownloadedMedia> {
+      const res = await request(url, auth, {
+        method: "GET",
+        signal: opts.signal,
+        subject: "the media download",
+      });
+      if (!res.ok) {
+        const body = parseJson(await res.text().catch(() => ""));
+        throw classifyGraphError(res.status, body, res.headers, {
+          subject: "the media download",
+        });
+      }
+      const bytes = await readLimited(res, opts.maxBytes, timeoutMs);
+      return { bytes, contentType: res.headers.get("content-type") };
+    },
+  };
+}
+
+function messagesUrl(base: string, auth: GraphAuth): string {
+  return `${base}/${encodeURIComponent(auth.phoneNumberId)}/messages`;
+}
+
+function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}
+
+function firstOf(value: unknown): Record<string, unknown> | undefined {
+  const first = Array.isArray(value) ? value[0] : undefined;
+  return typeof first === "object" && first !== null
+    ? first as Record<string, unknown>
+    : undefined;
+}
+
+function tooLarge(maxBytes: number): UpstreamError {
+  return new UpstreamError(
+    `Cannot download media: it is larger than ${maxBytes} bytes`,
+    { category: "media_too_large", retryable: false },
+  );
+}
+
+/** Reads a body, stopping (and cancelling the stream) as soon as it passes maxBytes. */
+async function readLimited(
+  res: Response,
+  maxBytes: number,
+  timeoutMs: number,
+): Promise<Uint8Array> {
+  const declared = Number(res.headers.get("content-length"));
+  if (Number.isFinite(declared) && declared > maxBytes) {
+    await res.body?.cancel();
+    throw tooLarge(maxBytes);
+  }
+  if (!res.body) return new Uint8Array();
+  const chunks: Uint8Array[] = [];
+  let total = 0;
+  const reader = res.body.getReader();
+  try {
+    while (true) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      total += value.byteLength;
+      if (total > maxBytes) {
+        await reader.cancel();
+        throw tooLarge(maxBytes);
+      }
+      chunks.push(value);
+    }
+  } catch (err) {
+    if (err instanceof UpstreamError) throw err;
+    throw networkError(err, { timedOut: false, timeoutMs });
+  }
+  const out = new Uint8Array(total);
+  let offset = 0;
+  for (const chunk of chunks) {
+    out.set(chunk, offset);
+    offset += chunk.byteLength;
+  }
+  return out;
+}
+
+function networkError(
+  err: unknown,
+  info: { timedOut: boolean; timeoutMs: number },
+): UpstreamError {
+  const message = info.timedOut
+    ? `Graph API did not answer within ${info.timeoutMs} ms`
+    : err instanceof DOMException && err.name === "AbortError"
+    ? "Graph API call was aborted"
+    : `Cannot reach the Graph API: ${(err as Error)?.message ?? String(err)}`;
+  return new UpstreamError(message, {
+    category: "network",
+    retryable: true,
+    cause: err,
+  });
+}
+
+function invalidResponse(message: string): UpstreamError {
+  return new UpstreamError(message, {
+    category: "invalid_response",
+    retryable: false,
+  });
+}

@@ -1,0 +1,363 @@
+import assert from "node:assert/strict";
+import { Kysely, SqliteDialect } from "kysely";
+import type { Database } from "../../src/db/schema.ts";
+import {
+  adaptNodeSqlite,
+  openSqliteFile,
+} from "../../src/db/sqlite_dialect.ts";
+import { createHarness, engineTest, type Harness } from "../_harness.ts";
+import type { ManualClock } from "../../src/clock.ts";
+import { addMs } from "../../src/db/time.ts";
+import {
+  claim,
+  complete,
+  countByState,
+  enqueue,
+  enqueueMany,
+  fail,
+  PRIORITY,
+  pruneFinished,
+  release,
+  rescueExpiredLeases,
+} from "../../src/jobs/queue.ts";
+
+const LEASE_MS = 30_000;
+
+function clockOf(h: Harness): ManualClock {
+  return h.clock as ManualClock;
+}
+
+function claimDue(h: Harness, limit = 10, workerId = "w1") {
+  return claim(h.container.db, {
+    workerId,
+    limit,
+    leaseMs: LEASE_MS,
+    now: h.clock.now(),
+  });
+}
+
+async function row(h: Harness, id: string | null) {
+  assert.ok(id, "the job was enqueued");
+  return await h.container.db.selectFrom("jobs").selectAll()
+    .where("id", "=", id).executeTakeFirstOrThrow();
+}
+
+engineTest("claim() takes jobs by priority, then run_at", async (h) => {
+  const db = h.container.db;
+  const now = h.clock.now();
+  const batch = await enqueue(db, {
+    kind: "t.batch",
+    payload: { n: 1 },
+    priority: PRIORITY.batch,
+    runAt: addMs(now, -3_000),
+  }, now);
+  const liveLater = await enqueue(db, {
+    kind: "t.live",
+    payload: { n: 2 },
+    priority: PRIORITY.live,
+    runAt: addMs(now, -1_000),
+  }, now);
+  const liveEarlier = await enqueue(db, {
+    kind: "t.live",
+    payload: { n: 3 },
+    priority: PRIORITY.live,
+    runAt: addMs(now, -2_000),
+  }, now);
+  const jobs = await claimDue(h);
+  assert.deepEqual(jobs.map((j) => j.id), [liveEarlier, liveLater, batch]);
+  assert.deepEqual(jobs[0]!.payload, { n: 3 });
+  assert.equal(jobs[0]!.attempt, 1);
+  assert.match(jobs[0]!.leaseToken, /^[0-9a-f]{32}$/);
+  assert.equal(new Set(jobs.map((j) => j.leaseToken)).size, 3);
+  const stored = await row(h, jobs[0]!.id);
+  assert.equal(stored.state, "running");
+  assert.equal(stored.locked_by, "w1");
+  assert.equal(stored.locked_until, addMs(now, LEASE_MS).toISOString());
+});
+
+engineTest("claim() leaves jobs whose run_at is in the future", async (h) => {
+  const now = h.clock.now();
+  const id = await enqueue(h.container.db, {
+    kind: "t.later",
+    payload: {},
+    priority: PRIORITY.live,
+    runAt: addMs(now, 60_000),
+  }, now);
+  assert.deepEqual(await claimDue(h), []);
+  clockOf(h).advance(60_000);
+  assert.deepEqual((await claimDue(h)).map((j) => j.id), [id]);
+});
+
+engineTest("claim() filters by kind and by highest priority", async (h) => {
+  const db = h.container.db;
+  const now = h.clock.now();
+  await enqueueMany(db, [
+    { kind: "t.a", payload: {}, priority: PRIORITY.batch },
+    { kind: "t.b", payload: {}, priority: PRIORITY.inbound },
+  ], now);
+  const base = { workerId: "w", limit: 10, leaseMs: LEASE_MS, now };
+  const urgent = await claim(db, { ...base, maxPriority: PRIORITY.inbound });
+  assert.deepEqual(urgent.map((j) => j.kind), ["t.b"]);
+  assert.deepEqual(await claim(db, { ...base, kinds: ["t.b"] }), []);
+  assert.deepEqual(await claim(db, { ...base, kinds: [] }), []);
+  const rest = await claim(db, { ...base, kinds: ["t.a", "t.c"] });
+  assert.deepEqual(rest.map((j) => j.kind), ["t.a"]);
+});
+
+engineTest("enqueue() returns null for a unique key that exists", async (h) => {
+  const db = h.container.db;
+  const now = h.clock.now();
+  const job = {
+    kind: "t.once",
+    payload: {},
+    priority: PRIORITY.batch,
+    uniqueKey: "k1",
+  };
+  const id = await enqueue(db, job, now);
+  assert.equal(typeof id, "string");
+  assert.equal(await enqueue(db, job, now), null);
+  const [claimed] = await claimDue(h);
+  assert.ok(await complete(db, claimed!, now));
+  assert.equal(await enqueue(db, job, now), null, "finished jobs still dedupe");
+  assert.equal((await countByState(db)).completed, 1);
+});
+
+engineTest(
+  "enqueueMany() inserts in chunks and skips existing unique keys",
+  async (h) => {
+    const db = h.container.db;
+    const now = h.clock.now();
+    await enqueue(db, {
+      kind: "t.m",
+      payload: {},
+      priority: PRIORITY.batch,
+      uniqueKey: "m-7",
+    }, now);
+    const jobs = Array.from({ length: 250 }, (_, i) => ({
+      kind: "t.m",
+      payload: { i },
+      priority: PRIORITY.batch,
+      uniqueKey: `m-${i}`,
+    }));
+    await enqueueMany(db, jobs, now);
+    assert.deepEqual(await countByState(db), {
+      available: 250,
+      running: 0,
+      retryable: 0,
+      completed: 0,
+      discarded: 0,
+    });
+  },
+);
+
+engineTest(
+  "a claimed job is claimed again only after its lease is rescued",
+  async (h) => {
+    const db = h.container.db;
+    const id = await enqueue(db, {
+      kind: "t.lease",
+      payload: {},
+      priority: PRIORITY.live,
+    }, h.clock.now());
+    const [first] = await claimDue(h, 10, "w1");
+    assert.equal(first!.id, id);
+    assert.deepEqual(await claimDue(h, 10, "w2"), []);
+
+    clockOf(h).advance(LEASE_MS - 1);
+    assert.equal(await rescueExpiredLeases(db, h.clock.now()), 0);
+    clockOf(h).advance(2);
+    assert.equal(await rescueExpiredLeases(db, h.clock.now()), 1);
+
+    const [second] = await claimDue(h, 10, "w2");
+    assert.equal(second!.id, id);
+    assert.equal(second!.attempt, 2);
+    assert.equal(second!.errors.length, 1);
+    assert.match(
+      second!.errors[0]!.error,
+      /^Lease expired at .* on worker "w1"$/,
+    );
+    assert.equal(await complete(db, first!, h.clock.now()), false);
+    assert.equal(
+      await fail(db, first!, {
+        error: "late",
+        retryable: true,
+        now: h.clock.now(),
+      }),
+      "lost",
+    );
+    assert.equal(await complete(db, second!, h.clock.now()), true);
+    assert.equal((await row(h, id)).state, "completed");
+  },
+);
+
+engineTest(
+  "rescueExpiredLeases() discards a job on its last attempt",
+  async (h) => {
+    const db = h.container.db;
+    const id = await enqueue(db, {
+      kind: "t.poison",
+      payload: {},
+      priority: PRIORITY.live,
+      maxAttempts: 1,
+    }, h.clock.now());
+    await claimDue(h);
+    clockOf(h).advance(LEASE_MS + 1);
+    assert.equal(await rescueExpiredLeases(db, h.clock.now()), 1);
+    const r = await row(h, id);
+    assert.equal(r.state, "discarded");
+    assert.equal(r.finalized_at, h.clock.now().toISOString());
+  },
+);
+
+engineTest(
+  "fail() retries with backoff, then discards at max_attempts, keeping every error",
+  async (h) => {
+    const db = h.container.db;
+    const id = await enqueue(db, {
+      kind: "t.flaky",
+      payload: {},
+      priority: PRIORITY.webhook,
+      maxAttempts: 2,
+    }, h.clock.now());
+
+    const [a1] = await claimDue(h);
+    const t1 = h.clock.now();
+    assert.equal(
+      await fail(db, a1!, { error: "boom 1", retryable: true, now: t1 }),
+      "retryable",
+    );
+    const r1 = await row(h, id);
+    assert.equal(r1.state, "retryable");
+    const waitMs = Date.parse(r1.run_at) - t1.getTime();
+    assert.ok(waitMs >= 1_600 && waitMs <= 2_400, `backoff was ${waitMs} ms`);
+    assert.deepEqual(await claimDue(h), []);
+
+    clockOf(h).advance(waitMs);
+    const [a2] = await claimDue(h);
+    assert.equal(a2!.attempt, 2);
+    const t2 = h.clock.now();
+    assert.equal(
+      await fail(db, a2!, { error: "boom 2", retryable: true, now: t2 }),
+      "discarded",
+    );
+    const r2 = await row(h, id);
+    assert.equal(r2.state, "discarded");
+    assert.equal(r2.finalized_at, t2.toISOString());
+    assert.equal(r2.lease_token, null);
+    assert.deepEqual(JSON.parse(r2.errors), [
+      { at: t1.toISOString(), attempt: 1, error: "boom 1" },
+      { at: t2.toISOString(), attempt: 2, error: "boom 2" },
+    ]);
+  },
+);
+
+engineTest(
+  "fail() discards a permanent error at once and honours retryAt",
+  async (h) => {
+    const db = h.container.db;
+    const now = h.clock.now();
+    const a = await enqueue(db, { kind: "t.a", payload: {}, priority: 0 }, now);
+    const b = await enqueue(db, { kind: "t.b", payload: {}, priority: 1 }, now);
+    const [ja, jb] = await claimDue(h);
+    assert.equal(
+      await fail(db, ja!, { error: "bad input", retryable: false, now }),
+      "discarded",
+    );
+    assert.equal((await row(h, a)).state, "discarded");
+    const retryAt = addMs(now, 42_000);
+    assert.equal(
+      await fail(db, jb!, { error: "429", retryable: true, retryAt, now }),
+      "retryable",
+    );
+    assert.equal((await row(h, b)).run_at, retryAt.toISOString());
+  },
+);
+
+engineTest(
+  "release() gives a job back without counting the attempt",
+  async (h) => {
+    const db = h.container.db;
+    const now = h.clock.now();
+    const id = await enqueue(
+      db,
+      { kind: "t.r", payload: {}, priority: 0 },
+      now,
+    );
+    const [job] = await claimDue(h);
+    const runAt = addMs(now, 5_000);
+    assert.equal(await release(db, job!, { runAt, now }), true);
+    const r = await row(h, id);
+    assert.equal(r.state, "available");
+    assert.equal(r.attempt, 0);
+    assert.equal(r.run_at, runAt.toISOString());
+    assert.equal(r.errors, "[]");
+    assert.equal(await release(db, job!, { runAt, now }), false);
+    assert.equal(await complete(db, job!, now), false);
+
+    clockOf(h).advance(5_000);
+    const [again] = await claimDue(h);
+    assert.equal(again!.attempt, 1);
+    const later = h.clock.now();
+    await release(db, again!, { runAt: later, now: later, note: "Shutdown" });
+    assert.deepEqual(JSON.parse((await row(h, id)).errors), [
+      { at: later.toISOString(), attempt: 1, error: "Shutdown" },
+    ]);
+  },
+);
+
+engineTest(
+  "pruneFinished() deletes only jobs finalized before the cutoff",
+  async (h) => {
+    const db = h.container.db;
+    const now = h.clock.now();
+    await enqueueMany(db, [
+      { kind: "t.p", payload: {}, priority: 0 },
+      { kind: "t.p", payload: {}, priority: 0 },
+      { kind: "t.p", payload: {}, priority: 0 },
+    ], now);
+    const [done, dropped] = await claimDue(h, 2);
+    await complete(db, done!, now);
+    await fail(db, dropped!, { error: "x", retryable: false, now });
+    clockOf(h).advance(1_000);
+    assert.equal(await pruneFinished(db, now), 0);
+    assert.equal(await pruneFinished(db, addMs(now, 1)), 2);
+    assert.deepEqual(await countByState(db), {
+      available: 1,
+      running: 0,
+      retryable: 0,
+      completed: 0,
+      discarded: 0,
+    });
+  },
+);
+
+Deno.test("claim() finds due jobs through the partial claim index", async () => {
+  await using h = await createHarness();
+  const raw = openSqliteFile(`${h.dir}/app.db`);
+  const statements: { sql: string; parameters: readonly unknown[] }[] = [];
+  const db = new Kysely<Database>({
+    dialect: new SqliteDialect({ database: adaptNodeSqlite(raw) }),
+    log: (event) => void statements.push(event.query),
+  });
+  try {
+    for (const maxPriority of [undefined, PRIORITY.inbound]) {
+      statements.length = 0;
+      await claim(db, {
+        workerId: "w",
+        limit: 5,
+        leaseMs: LEASE_MS,
+        now: h.clock.now(),
+        ...(maxPriority === undefined ? {} : { maxPriority }),
+      });
+      const [issued] = statements;
+      assert.ok(issued);
+      const plan = raw.prepare(`explain query plan ${issued.sql}`)
+        .all(...(issued.parameters as (string | number)[]))
+        .map((r) => String(r.detail)).join("\n");
+      assert.match(plan, /USING INDEX jobs_claim_idx/);
+      assert.doesNotMatch(plan, /TEMP B-TREE/);
+    }
+  } finally {
+    await db.destroy();
+  }
+});
