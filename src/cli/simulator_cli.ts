@@ -43,7 +43,7 @@ export async function simulatorCommand(args: string[]): Promise<number> {
       `  Control API:   ${sim.url}/_sim/{behaviour,messages,reads,callbacks,numbers,inbound,reset}`,
       `  Callback URL:  ${
         sim.state.callbackUrl ??
-          "(none; POST /_sim/numbers and pass --callback-url)"
+          "(none yet; pass --callback-url)"
       }`,
       "",
     ].join("\n"),

@@ -95,8 +95,9 @@ export async function deliverSigned(
       error: result.error,
       at: new Date().toISOString(),
     });
-    if (result.ok || opts.signal.aborted) return result;
-    state.log.warn("Callback delivery failed", {
+    // Without a URL there is nobody to retry for.
+    if (result.ok || opts.signal.aborted || !url) return result;
+    state.log.debug("Callback attempt failed", {
       wamid: info.wamid,
       status: info.status,
       attempt: i + 1,
@@ -104,6 +105,12 @@ export async function deliverSigned(
       error: result.error,
     });
   }
+  state.log.warn("Callback delivery failed", {
+    wamid: info.wamid,
+    status: info.status,
+    httpStatus: result.httpStatus,
+    error: result.error,
+  });
   return result;
 }
 

@@ -38,6 +38,8 @@ const NumberInput = z.strictObject({
   wabaId: z.string().min(1).optional(),
 });
 
+const CallbackInput = z.strictObject({ url: z.url({ protocol: /^https?$/ }) });
+
 function badRequest(message: string): Response {
   return Response.json({ error: { message } }, { status: 400 });
 }
@@ -112,6 +114,13 @@ export function controlRoutes(state: SimulatorState): Hono {
     };
     state.numbers.set(n.phoneNumberId, n);
     return Response.json(n);
+  });
+  app.get("/callback-url", () => Response.json({ url: state.callbackUrl }));
+  app.post("/callback-url", async (c) => {
+    const parsed = await parse(c.req.raw, CallbackInput);
+    if ("error" in parsed) return parsed.error;
+    state.callbackUrl = parsed.data.url;
+    return Response.json({ url: state.callbackUrl });
   });
   app.post("/inbound", async (c) => {
     const parsed = await parse(c.req.raw, InboundSchema);

@@ -54,6 +54,17 @@ function statusesOf(rx: WebhookReceiver, wamid: string): Json[] {
   return rx.statuses().filter((s: Json) => s.id === wamid);
 }
 
+async function waitStatuses(
+  rx: WebhookReceiver,
+  wamid: string,
+  count: number,
+): Promise<Json[]> {
+  await waitFor(() => statusesOf(rx, wamid).length >= count, {
+    what: `${count} statuses of ${wamid}`,
+  });
+  return statusesOf(rx, wamid);
+}
+
 Deno.test("status callbacks arrive signed as sent, delivered, read with the opaque data echoed", async () => {
   await withPeers(async (sim, rx) => {
     const reg = await fetch(`${sim.url}/_sim/numbers`, {
@@ -66,10 +77,7 @@ Deno.test("status callbacks arrive signed as sent, delivered, read with the opaq
     });
     assert.equal(reg.status, 200, await reg.text());
     const { wamid } = await send(sim, { biz_opaque_callback_data: "msg-1" });
-    const got = await waitFor(
-      () => statusesOf(rx, wamid).length === 3 && statusesOf(rx, wamid),
-      { what: "three statuses" },
-    );
+    const got = await waitStatuses(rx, wamid, 3);
     assert.deepEqual(got.map((s: Json) => s.status), [
       "sent",
       "delivered",
@@ -111,10 +119,7 @@ Deno.test("an async failNext 131047 produces a failed status with its error", as
   await withPeers(async (sim, rx) => {
     await behave(sim, { failNext: [{ code: 131047, mode: "async" }] });
     const { wamid } = await send(sim, { biz_opaque_callback_data: "m-2" });
-    const [failed] = await waitFor(() => {
-      const list = statusesOf(rx, wamid);
-      return list.length > 0 && list;
-    });
+    const [failed] = await waitStatuses(rx, wamid, 1);
     assert.equal(failed.status, "failed");
     assert.equal(failed.biz_opaque_callback_data, "m-2");
     assert.equal(failed.errors[0].code, 131047);
@@ -134,9 +139,7 @@ Deno.test("duplicateRate sends every status callback twice", async () => {
   await withPeers(async (sim, rx) => {
     await behave(sim, { duplicateRate: 1 });
     const { wamid } = await send(sim);
-    const got = await waitFor(
-      () => statusesOf(rx, wamid).length === 6 && statusesOf(rx, wamid),
-    );
+    const got = await waitStatuses(rx, wamid, 6);
     assert.deepEqual(got.map((s: Json) => s.status), [
       "sent",
       "sent",
@@ -154,9 +157,7 @@ Deno.test("reorderRate delivers read before delivered", async () => {
   await withPeers(async (sim, rx) => {
     await behave(sim, { reorderRate: 1 });
     const { wamid } = await send(sim);
-    const got = await waitFor(
-      () => statusesOf(rx, wamid).length === 3 && statusesOf(rx, wamid),
-    );
+    const got = await waitStatuses(rx, wamid, 3);
     assert.deepEqual(got.map((s: Json) => s.status), [
       "sent",
       "read",

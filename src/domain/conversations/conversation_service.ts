@@ -1,7 +1,6 @@
-import type { Db, Executor } from "../../db/schema.ts";
+import type { Db } from "../../db/schema.ts";
 import type { Clock } from "../../clock.ts";
 import { AppError } from "../../errors.ts";
-import { newId } from "../../ids.ts";
 import { toDbTime } from "../../db/time.ts";
 import { type CursorPage, decodeCursor, toCursorPage } from "../pagination.ts";
 import { phoneVariants } from "../phones/phone.ts";
@@ -19,11 +18,12 @@ import * as repo from "./conversation_repo.ts";
 
 // The messaging engine calls these inside its own transaction.
 export {
+  findOrCreateConversation,
   recordInbound,
   recordOutbound,
   resetUnread,
   updateLastMessageStatus,
-} from "./conversation_repo.ts";
+} from "./conversation_write_repo.ts";
 
 export interface Deps {
   db: Db;
@@ -252,60 +252,4 @@ export async function listContactConversations(
     ...(after && { after }),
   });
   return toCursorPage(rows, input.limit, positionOf);
-}
-
-/**
- * The conversation of a contact on a channel, created `open` when missing
- * (with its `conversation.created` event) in the caller's transaction.
- */
-export async function findOrCreateConversation(
-  trx: Executor,
-  input: {
-    accountId: string;
-    contactId: string;
-    channelId: string | null;
-    now: Date;
-  },
-): Promise<{ conversation: Conversation; created: boolean }> {
-  const existing = await repo.findConversationForContact(trx, input);
-  if (existing) return { conversation: existing, created: false };
-  const at = toDbTime(input.now);
-  const id = newId();
-  const inserted = await repo.insertConversation(trx, {
-    id,
-    account_id: input.accountId,
-    contact_id: input.contactId,
-    channel_id: input.channelId,
-    status: "open",
-    assigned_to: null,
-    last_message_at: null,
-    last_message_preview: null,
-    last_message_direction: null,
-    last_message_status: null,
-    last_message_id: null,
-    last_inbound_at: null,
-    service_window_expires_at: null,
-    unread_count: 0,
-    created_at: at,
-    updated_at: at,
-  });
-  const conversation = inserted
-    ? await repo.findConversation(trx, { accountId: input.accountId }, id)
-    : await repo.findConversationForContact(trx, input);
-  if (!conversation) {
-    throw new AppError(
-      "INTERNAL_ERROR",
-      `Cannot create conversation for contact "${input.contactId}"`,
-    );
-  }
-  if (inserted) {
-    await repo.insertEventRow(trx, {
-      id: newId(),
-      accountId: input.accountId,
-      type: "conversation.created",
-      data: conversation,
-      at,
-    });
-  }
-  return { conversation, created: inserted };
 }

@@ -7,7 +7,7 @@ import { toDbTime } from "../../db/time.ts";
 import { enqueue, PRIORITY } from "../../jobs/queue.ts";
 import { verifyMetaSignature } from "../../upstream/meta_signature.ts";
 import { MetaPayload } from "./meta_payload.ts";
-import { applyInboundMessage, applyStatus } from "./inbound_apply.ts";
+import { applyInboundMessage, applyStatus } from "./inbound_apply_service.ts";
 import { MetaValue } from "./meta_payload.ts";
 import { findChannelByUpstreamId } from "../channels/channel_repo.ts";
 

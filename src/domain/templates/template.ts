@@ -136,5 +136,9 @@ export function checkComponents(
         `components[${i}].type must be one of ${COMPONENT_TYPES.join(", ")}`,
       );
     }
+    const text = (c as { text?: unknown }).text;
+    if (text !== undefined && typeof text !== "string") {
+      throw invalid(`components[${i}].text must be a string`);
+    }
   });
 }

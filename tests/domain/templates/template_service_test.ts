@@ -44,6 +44,7 @@ engineTest(
         { components: [{ type: "BODY" }, { type: "IMAGE" }] },
         /components\[1\]\.type/,
       ],
+      [{ components: [{ type: "BODY", text: 5 }] }, /components\[0\]\.text/],
     ];
     for (const [extra, message] of cases) {
       await assert.rejects(

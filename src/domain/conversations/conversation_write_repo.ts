@@ -1,0 +1,208 @@
+// Write side of conversations for the messaging engine: every function runs
+// in the caller's transaction, next to the message row it is about.
+import { sql } from "kysely";
+import type { ConversationsTable, Executor } from "../../db/schema.ts";
+import { addMs, toDbTime } from "../../db/time.ts";
+import { AppError } from "../../errors.ts";
+import { newId } from "../../ids.ts";
+import {
+  type Conversation,
+  SERVICE_WINDOW_HOURS,
+  truncatePreview,
+} from "./conversation.ts";
+import {
+  findConversation,
+  findConversationForContact,
+} from "./conversation_repo.ts";
+
+/** Inserts unless (contact, channel) already has one; true when inserted. */
+export async function insertConversation(
+  db: Executor,
+  row: ConversationsTable,
+): Promise<boolean> {
+  const inserted = await db.insertInto("conversations").values(row)
+    .onConflict((oc) => oc.columns(["contact_id", "channel_id"]).doNothing())
+    .returning("id").executeTakeFirst();
+  return inserted !== undefined;
+}
+
+/**
+ * Appends a domain event row. Kept here for `conversation.created` until the
+ * shared event repo lands (the lead dedupes).
+ */
+export async function insertEventRow(
+  db: Executor,
+  input: {
+    id: string;
+    accountId: string;
+    type: string;
+    data: unknown;
+    at: string;
+  },
+): Promise<void> {
+  await db.insertInto("events").values({
+    id: input.id,
+    account_id: input.accountId,
+    type: input.type,
+    data: JSON.stringify(input.data),
+    created_at: input.at,
+  }).execute();
+}
+
+/**
+ * `value` when the message at `at` is at least as recent as the current
+ * last message, else the column unchanged: a late, out-of-order message
+ * never replaces a newer last message.
+ */
+function ifNewest(at: string, column: string, value: string | null) {
+  return sql<string | null>`case when coalesce(last_message_at, '') <= ${at}
+    then ${value} else ${sql.ref(column)} end`;
+}
+
+/**
+ * Records an inbound message: last message fields (when newest), last
+ * inbound time and the service window (never moved backwards), one more
+ * unread, and a resolved or closed conversation reopens. False when no such
+ * conversation exists.
+ */
+export async function recordInbound(
+  db: Executor,
+  input: {
+    conversationId: string;
+    messageId: string;
+    preview: string | null;
+    at: Date;
+    windowHours?: number;
+  },
+): Promise<boolean> {
+  const at = toDbTime(input.at);
+  const expires = toDbTime(
+    addMs(input.at, (input.windowHours ?? SERVICE_WINDOW_HOURS) * 3_600_000),
+  );
+  const result = await db.updateTable("conversations").set({
+    last_message_id: ifNewest(at, "last_message_id", input.messageId),
+    last_message_preview: ifNewest(
+      at,
+      "last_message_preview",
+      truncatePreview(input.preview),
+    ),
+    last_message_direction: ifNewest(at, "last_message_direction", "inbound"),
+    last_message_status: ifNewest(at, "last_message_status", "received"),
+    // SQLite evaluates every SET expression on the row as it was before.
+    last_message_at: sql`max(coalesce(last_message_at, ''), ${at})`,
+    last_inbound_at: sql`max(coalesce(last_inbound_at, ''), ${at})`,
+    service_window_expires_at:
+      sql`max(coalesce(service_window_expires_at, ''), ${expires})`,
+    unread_count: sql`unread_count + 1`,
+    status: sql`case when status in ('resolved', 'closed') then 'open'
+      else status end`,
+    updated_at: sql`max(updated_at, ${at})`,
+  }).where("id", "=", input.conversationId).executeTakeFirst();
+  return Number(result.numUpdatedRows) > 0;
+}
+
+/** Records an outbound message as the last message (when newest). */
+export async function recordOutbound(
+  db: Executor,
+  input: {
+    conversationId: string;
+    messageId: string;
+    preview: string | null;
+    status: string;
+    at: Date;
+  },
+): Promise<boolean> {
+  const at = toDbTime(input.at);
+  const result = await db.updateTable("conversations").set({
+    last_message_id: ifNewest(at, "last_message_id", input.messageId),
+    last_message_preview: ifNewest(
+      at,
+      "last_message_preview",
+      truncatePreview(input.preview),
+    ),
+    last_message_direction: ifNewest(at, "last_message_direction", "outbound"),
+    last_message_status: ifNewest(at, "last_message_status", input.status),
+    last_message_at: sql`max(coalesce(last_message_at, ''), ${at})`,
+    updated_at: sql`max(updated_at, ${at})`,
+  }).where("id", "=", input.conversationId).executeTakeFirst();
+  return Number(result.numUpdatedRows) > 0;
+}
+
+/** Mirrors a message's new status on the conversation, only while it is the last message. */
+export async function updateLastMessageStatus(
+  db: Executor,
+  input: { conversationId: string; messageId: string; status: string },
+): Promise<boolean> {
+  const result = await db.updateTable("conversations")
+    .set({ last_message_status: input.status })
+    .where("id", "=", input.conversationId)
+    .where("last_message_id", "=", input.messageId).executeTakeFirst();
+  return Number(result.numUpdatedRows) > 0;
+}
+
+/** Sets unreadCount to 0 (the read operations). */
+export async function resetUnread(
+  db: Executor,
+  conversationId: string,
+): Promise<boolean> {
+  const result = await db.updateTable("conversations")
+    .set({ unread_count: 0 }).where("id", "=", conversationId)
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows) > 0;
+}
+
+/**
+ * The conversation of a contact on a channel, created `open` when missing
+ * (with its `conversation.created` event) in the caller's transaction.
+ */
+export async function findOrCreateConversation(
+  trx: Executor,
+  input: {
+    accountId: string;
+    contactId: string;
+    channelId: string | null;
+    now: Date;
+  },
+): Promise<{ conversation: Conversation; created: boolean }> {
+  const existing = await findConversationForContact(trx, input);
+  if (existing) return { conversation: existing, created: false };
+  const at = toDbTime(input.now);
+  const id = newId();
+  const inserted = await insertConversation(trx, {
+    id,
+    account_id: input.accountId,
+    contact_id: input.contactId,
+    channel_id: input.channelId,
+    status: "open",
+    assigned_to: null,
+    last_message_at: null,
+    last_message_preview: null,
+    last_message_direction: null,
+    last_message_status: null,
+    last_message_id: null,
+    last_inbound_at: null,
+    service_window_expires_at: null,
+    unread_count: 0,
+    created_at: at,
+    updated_at: at,
+  });
+  const conversation = inserted
+    ? await findConversation(trx, { accountId: input.accountId }, id)
+    : await findConversationForContact(trx, input);
+  if (!conversation) {
+    throw new AppError(
+      "INTERNAL_ERROR",
+      `Cannot create conversation for contact "${input.contactId}"`,
+    );
+  }
+  if (inserted) {
+    await insertEventRow(trx, {
+      id: newId(),
+      accountId: input.accountId,
+      type: "conversation.created",
+      data: conversation,
+      at,
+    });
+  }
+  return { conversation, created: inserted };
+}
