@@ -76,6 +76,12 @@ export function applyBehaviour(
   return b;
 }
 
+function duplicatesOf(state: SimulatorState): number {
+  let duplicates = 0;
+  for (const n of state.countsByOpaque.values()) duplicates += n - 1;
+  return duplicates;
+}
+
 /** The /_sim control API: behaviour, records, number registry, inbound injection. */
 export function controlRoutes(state: SimulatorState): Hono {
   const app = new Hono();
@@ -89,15 +95,39 @@ export function controlRoutes(state: SimulatorState): Hono {
     resetSimulator(state);
     return Response.json({ ok: true });
   });
-  app.get("/messages", () => {
-    let duplicates = 0;
-    for (const n of state.countsByOpaque.values()) duplicates += n - 1;
+  app.get("/messages", (c) => {
+    const offset = c.req.query("offset");
+    const limit = c.req.query("limit");
+    if (offset === undefined && limit === undefined) {
+      return Response.json({
+        messages: state.sends,
+        countsByOpaque: Object.fromEntries(state.countsByOpaque),
+        duplicates: duplicatesOf(state),
+      });
+    }
+    // Paged (for big runs): sends are append-only until reset, so an offset is a stable cursor.
+    const from = Number(offset ?? 0);
+    const size = Number(limit ?? 1000);
+    if (!Number.isInteger(from) || from < 0) {
+      return badRequest("offset must be a whole number >= 0");
+    }
+    if (!Number.isInteger(size) || size < 1 || size > 10_000) {
+      return badRequest("limit must be a whole number from 1 to 10000");
+    }
+    const messages = state.sends.slice(from, from + size);
     return Response.json({
-      messages: state.sends,
-      countsByOpaque: Object.fromEntries(state.countsByOpaque),
-      duplicates,
+      messages,
+      total: state.sends.length,
+      nextOffset: from + messages.length,
+      duplicates: duplicatesOf(state),
     });
   });
+  app.get("/stats", () =>
+    Response.json({
+      sends: state.sends.length,
+      duplicates: duplicatesOf(state),
+      throttledByNumber: Object.fromEntries(state.throttled),
+    }));
   app.get("/reads", () => Response.json({ reads: state.reads }));
   app.get("/callbacks", () => Response.json({ callbacks: state.callbacks }));
   app.get(

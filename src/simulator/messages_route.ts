@@ -56,6 +56,8 @@ export async function handleMessages(
     return graphErrorResponse(rejection.code, { details: rejection.details });
   }
   if (!takeToken(state, phoneNumberId, Date.now())) {
+    const refused = state.throttled.get(phoneNumberId) ?? 0;
+    state.throttled.set(phoneNumberId, refused + 1);
     return graphErrorResponse(130429, { subcode: 2494055 });
   }
   const to = msg.to as string;

@@ -95,6 +95,8 @@ export interface SimulatorState {
   reads: ReadRecord[];
   callbacks: CallbackRecord[];
   countsByOpaque: Map<string, number>;
+  /** Sends refused with 130429 (throughput), per business number. */
+  throttled: Map<string, number>;
   numbers: Map<string, RegisteredNumber>;
   media: Map<string, StoredMedia>;
   buckets: Map<string, { tokens: number; at: number }>;
@@ -149,6 +151,7 @@ export function createSimulatorState(
     reads: [],
     callbacks: [],
     countsByOpaque: new Map(),
+    throttled: new Map(),
     numbers: new Map(),
     media: new Map(),
     buckets: new Map(),
@@ -167,6 +170,7 @@ export function resetSimulator(state: SimulatorState): void {
   state.reads = [];
   state.callbacks = [];
   state.countsByOpaque.clear();
+  state.throttled.clear();
   state.buckets.clear();
 }
 

@@ -1,6 +1,10 @@
 // A harness with the messaging engine: the app listening on 127.0.0.1, the
 // real upstream simulator pointed at it, and a worker pool to drive jobs.
-import { createHarness, type Harness, type HarnessOptions } from "../_harness.ts";
+import {
+  createHarness,
+  type Harness,
+  type HarnessOptions,
+} from "../_harness.ts";
 import { type Simulator, startSimulator } from "../../src/simulator/server.ts";
 import { WorkerPool } from "../../src/jobs/worker_pool.ts";
 import { createJobHandlers } from "../../src/jobs/registry.ts";
@@ -18,7 +22,11 @@ export interface MessagingHarness extends Harness {
   /** POST /_sim/inbound (the customer writes to the tenant's channel). */
   inbound(body: Record<string, unknown>): Promise<{ wamid: string }>;
   /** Waits until the message reaches one of the statuses (running workers must be started). */
-  waitForStatus(messageId: string, statuses: string[], timeoutMs?: number): Promise<Record<string, unknown>>;
+  waitForStatus(
+    messageId: string,
+    statuses: string[],
+    timeoutMs?: number,
+  ): Promise<Record<string, unknown>>;
 }
 
 /**
@@ -26,7 +34,9 @@ export interface MessagingHarness extends Harness {
  * the system clock is used so the simulator's timestamps and ours agree.
  */
 export async function createMessagingHarness(
-  options: HarnessOptions & { simulator?: Parameters<typeof startSimulator>[0] } = {},
+  options: HarnessOptions & {
+    simulator?: Parameters<typeof startSimulator>[0];
+  } = {},
 ): Promise<MessagingHarness> {
   const simulator = await startSimulator({
     appSecret: APP_SECRET,
@@ -38,7 +48,11 @@ export async function createMessagingHarness(
   const h = await createHarness({
     clock: systemClock,
     ...options,
-    env: { META_GRAPH_URL: simulator.graphUrl, META_APP_SECRET: APP_SECRET, ...options.env },
+    env: {
+      META_GRAPH_URL: simulator.graphUrl,
+      META_APP_SECRET: APP_SECRET,
+      ...options.env,
+    },
   });
   const server = Deno.serve(
     { hostname: "127.0.0.1", port: 0, onListen: () => {} },
@@ -46,7 +60,11 @@ export async function createMessagingHarness(
   );
   const baseUrl = `http://127.0.0.1:${server.addr.port}`;
   simulator.setCallbackUrl(`${baseUrl}/meta/webhook`);
-  await registerNumber(simulator.url, h.tenant.channel.upstreamPhoneNumberId, h.tenant.channel.phoneNumber);
+  await registerNumber(
+    simulator.url,
+    h.tenant.channel.upstreamPhoneNumberId,
+    h.tenant.channel.phoneNumber,
+  );
   const pool = new WorkerPool({
     db: h.container.db,
     clock: h.container.clock,
@@ -65,15 +83,26 @@ export async function createMessagingHarness(
       body: JSON.stringify({ to: h.tenant.channel.phoneNumber, ...body }),
     });
     const json = await res.json();
-    if (!res.ok) throw new Error(`Simulator inbound failed: ${res.status} ${JSON.stringify(json)}`);
+    if (!res.ok) {
+      throw new Error(
+        `Simulator inbound failed: ${res.status} ${JSON.stringify(json)}`,
+      );
+    }
     return json as { wamid: string };
   }
 
-  async function waitForStatus(messageId: string, statuses: string[], timeoutMs = 10_000) {
+  async function waitForStatus(
+    messageId: string,
+    statuses: string[],
+    timeoutMs = 10_000,
+  ) {
     return await waitFor(async () => {
       const res = await h.request("GET", `/api/v2/messages/${messageId}`);
       return statuses.includes(res.body?.data?.status) ? res.body.data : null;
-    }, { timeoutMs, what: `message ${messageId} to reach ${statuses.join("/")}` });
+    }, {
+      timeoutMs,
+      what: `message ${messageId} to reach ${statuses.join("/")}`,
+    });
   }
 
   return {

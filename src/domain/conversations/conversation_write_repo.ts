@@ -5,6 +5,7 @@ import type { ConversationsTable, Executor } from "../../db/schema.ts";
 import { addMs, toDbTime } from "../../db/time.ts";
 import { AppError } from "../../errors.ts";
 import { newId } from "../../ids.ts";
+import { insertEvent } from "../events/event_repo.ts";
 import {
   type Conversation,
   SERVICE_WINDOW_HOURS,
@@ -24,29 +25,6 @@ export async function insertConversation(
     .onConflict((oc) => oc.columns(["contact_id", "channel_id"]).doNothing())
     .returning("id").executeTakeFirst();
   return inserted !== undefined;
-}
-
-/**
- * Appends a domain event row. Kept here for `conversation.created` until the
- * shared event repo lands (the lead dedupes).
- */
-export async function insertEventRow(
-  db: Executor,
-  input: {
-    id: string;
-    accountId: string;
-    type: string;
-    data: unknown;
-    at: string;
-  },
-): Promise<void> {
-  await db.insertInto("events").values({
-    id: input.id,
-    account_id: input.accountId,
-    type: input.type,
-    data: JSON.stringify(input.data),
-    created_at: input.at,
-  }).execute();
 }
 
 /**
@@ -196,12 +174,11 @@ export async function findOrCreateConversation(
     );
   }
   if (inserted) {
-    await insertEventRow(trx, {
-      id: newId(),
+    await insertEvent(trx, {
       accountId: input.accountId,
       type: "conversation.created",
       data: conversation,
-      at,
+      createdAt: at,
     });
   }
   return { conversation, created: inserted };

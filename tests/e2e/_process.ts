@@ -1,0 +1,410 @@
+// Spawns the real program (APP_BIN, or `deno run -A main.ts`) as child
+// processes: the server in serve or dev mode, the upstream simulator, and
+// one-shot admin commands. Output is collected for diagnostics.
+import { fileURLToPath } from "node:url";
+import { freePort, waitFor } from "../_support/wait.ts";
+
+const REPO_ROOT = fileURLToPath(new URL("../../", import.meta.url));
+const MAIN = fileURLToPath(new URL("../../main.ts", import.meta.url));
+
+/** A 32+ character SECRET_KEY for tests. */
+export const TEST_SECRET_KEY = "e2e-secret-key-0123456789abcdef-0123456789";
+
+/** Variables the program reads: never inherited from the test's own environment. */
+const APP_ENV = new Set([
+  "PORT",
+  "HOST",
+  "DATA_DIR",
+  "DATABASE_URL",
+  "DATABASE_AUTH_TOKEN",
+  "MEDIA_STORE",
+  "S3_ENDPOINT",
+  "S3_REGION",
+  "S3_ACCESS_KEY_ID",
+  "S3_SECRET_ACCESS_KEY",
+  "PUBLIC_BASE_URL",
+  "META_GRAPH_URL",
+  "META_APP_SECRET",
+  "META_VERIFY_TOKEN",
+  "SECRET_KEY",
+  "WORKERS",
+  "WEBHOOK_ALLOW_PRIVATE_NETWORKS",
+  "WEBHOOK_ALLOW_HTTP",
+  "LOG_LEVEL",
+  "BODY_LIMIT_BYTES",
+  "SEND_RATE_PER_SECOND",
+  "MEDIA_MAX_BYTES",
+  "SHUTDOWN_DRAIN_MS",
+  "SIMULATOR_PORT",
+]);
+
+/** Output kept per stream; older text is dropped. */
+const MAX_OUTPUT_CHARS = 4_000_000;
+
+/** The program's command line for `args`. */
+export function programCommand(
+  args: string[],
+): { cmd: string; args: string[] } {
+  const bin = Deno.env.get("APP_BIN");
+  if (bin) return { cmd: bin, args };
+  return { cmd: Deno.execPath(), args: ["run", "-A", MAIN, ...args] };
+}
+
+function childEnv(env: Record<string, string>): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(Deno.env.toObject())) {
+    if (!APP_ENV.has(k)) out[k] = v;
+  }
+  return { ...out, ...env };
+}
+
+/** A spawned program with its output collected. */
+export class Proc {
+  readonly child: Deno.ChildProcess;
+  readonly status: Promise<Deno.CommandStatus>;
+  #out = "";
+  #err = "";
+  #pumps: Promise<void>[];
+
+  constructor(args: string[], env: Record<string, string>) {
+    const { cmd, args: argv } = programCommand(args);
+    this.child = new Deno.Command(cmd, {
+      args: argv,
+      env: childEnv(env),
+      clearEnv: true,
+      cwd: REPO_ROOT,
+      stdin: "null",
+      stdout: "piped",
+      stderr: "piped",
+    }).spawn();
+    this.#pumps = [
+      this.#pump(this.child.stdout, (t) => this.#out = keep(this.#out + t)),
+      this.#pump(this.child.stderr, (t) => this.#err = keep(this.#err + t)),
+    ];
+    this.status = this.child.status.then(async (s) => {
+      await Promise.all(this.#pumps);
+      return s;
+    });
+  }
+
+  get stdout(): string {
+    return this.#out;
+  }
+
+  get stderr(): string {
+    return this.#err;
+  }
+
+  /** The tail of both streams, for assertion messages. */
+  output(chars = 6_000): string {
+    return `--- stdout ---\n${this.#out.slice(-chars)}\n--- stderr ---\n${
+      this.#err.slice(-chars)
+    }`;
+  }
+
+  /** Sends a signal unless the process already ended. */
+  signal(signal: Deno.Signal): void {
+    try {
+      this.child.kill(signal);
+    } catch (err) {
+      if (!(err instanceof TypeError)) throw err; // already exited
+    }
+  }
+
+  async #pump(
+    stream: ReadableStream<Uint8Array>,
+    sink: (text: string) => void,
+  ): Promise<void> {
+    for await (const text of stream.pipeThrough(new TextDecoderStream())) {
+      sink(text);
+    }
+  }
+}
+
+function keep(text: string): string {
+  return text.length > MAX_OUTPUT_CHARS
+    ? text.slice(-MAX_OUTPUT_CHARS / 2)
+    : text;
+}
+
+/** Waits for `promise`, or throws after `ms` naming `what`. */
+export async function within<T>(
+  promise: Promise<T>,
+  ms: number,
+  what: string,
+): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  try {
+    return await Promise.race([
+      promise,
+      new Promise<never>((_, reject) => {
+        timer = setTimeout(
+          () => reject(new Error(`Timed out after ${ms} ms: ${what}`)),
+          ms,
+        );
+      }),
+    ]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+async function waitUntilServing(
+  proc: Proc,
+  url: string,
+  what: string,
+  timeoutMs: number,
+): Promise<void> {
+  let exited: Deno.CommandStatus | undefined;
+  proc.status.then((s) => exited = s);
+  try {
+    await waitFor(async () => {
+      if (exited) {
+        throw new Error(`process exited with code ${exited.code}`);
+      }
+      const res = await fetch(url).catch(() => undefined);
+      await res?.body?.cancel();
+      return res?.ok ?? false;
+    }, { timeoutMs, intervalMs: 50, what });
+  } catch (err) {
+    proc.signal("SIGKILL");
+    await proc.status;
+    throw new Error(`${(err as Error).message}\n${proc.output()}`);
+  }
+  if (exited) {
+    throw new Error(`${what}: process exited\n${proc.output()}`);
+  }
+}
+
+export interface ServerOptions {
+  command?: "serve" | "dev";
+  /** Added to PORT and DATA_DIR (which default to a free port and a fresh temp dir). */
+  env?: Record<string, string>;
+  port?: number;
+  dataDir?: string;
+  /** @default 60_000 */
+  readyTimeoutMs?: number;
+}
+
+export interface ServerProcess extends AsyncDisposable {
+  command: "serve" | "dev";
+  port: number;
+  /** http://127.0.0.1:PORT */
+  baseUrl: string;
+  dataDir: string;
+  env: Record<string, string>;
+  proc: Proc;
+  /** SIGKILL, and wait for the process to be gone. */
+  kill9(): Promise<Deno.CommandStatus>;
+  /** SIGTERM, and wait for the exit status. */
+  stop(): Promise<Deno.CommandStatus>;
+  /** A new process with the same command, env, port and DATA_DIR (the old one must be gone). */
+  restart(): Promise<ServerProcess>;
+  output(): string;
+}
+
+/** Starts the program on a free port with its own DATA_DIR and waits for /readyz. */
+export async function startServer(
+  options: ServerOptions = {},
+): Promise<ServerProcess> {
+  const command = options.command ?? "serve";
+  const port = options.port ?? freePort();
+  const ownDir = !options.dataDir;
+  const dataDir = options.dataDir ??
+    await Deno.makeTempDir({ prefix: "bm-e2e-" });
+  const env: Record<string, string> = {
+    HOST: "127.0.0.1",
+    ...options.env,
+    PORT: String(port),
+    DATA_DIR: dataDir,
+  };
+  const baseUrl = `http://127.0.0.1:${port}`;
+  const proc = new Proc([command], env);
+  await waitUntilServing(
+    proc,
+    `${baseUrl}/readyz`,
+    `${command} on port ${port} to be ready`,
+    options.readyTimeoutMs ?? 60_000,
+  );
+  const server: ServerProcess = {
+    command,
+    port,
+    baseUrl,
+    dataDir,
+    env,
+    proc,
+    async kill9() {
+      proc.signal("SIGKILL");
+      return await proc.status;
+    },
+    async stop() {
+      proc.signal("SIGTERM");
+      return await proc.status;
+    },
+    restart: () =>
+      startServer({ ...options, command, port, dataDir, env: options.env }),
+    output: () => proc.output(),
+    async [Symbol.asyncDispose]() {
+      proc.signal("SIGKILL");
+      await proc.status;
+      if (ownDir) await Deno.remove(dataDir, { recursive: true });
+    },
+  };
+  return server;
+}
+
+export interface SimulatorProcess extends AsyncDisposable {
+  /** http://127.0.0.1:PORT (the /_sim control API lives here). */
+  url: string;
+  /** The META_GRAPH_URL to point the server at. */
+  graphUrl: string;
+  proc: Proc;
+}
+
+/** Starts `main.ts simulator` as its own process and waits until it answers. */
+export async function startSimulatorProcess(options: {
+  appSecret: string;
+  callbackUrl?: string;
+  throughput?: number;
+}): Promise<SimulatorProcess> {
+  const port = freePort();
+  const args = [
+    "simulator",
+    "--port",
+    String(port),
+    "--app-secret",
+    options.appSecret,
+  ];
+  if (options.callbackUrl) args.push("--callback-url", options.callbackUrl);
+  if (options.throughput) {
+    args.push("--throughput", String(options.throughput));
+  }
+  const proc = new Proc(args, {});
+  const url = `http://127.0.0.1:${port}`;
+  await waitUntilServing(
+    proc,
+    `${url}/_sim/behaviour`,
+    `simulator on port ${port}`,
+    60_000,
+  );
+  return {
+    url,
+    graphUrl: `${url}/v22.0`,
+    proc,
+    async [Symbol.asyncDispose]() {
+      proc.signal("SIGTERM");
+      const status = await within(proc.status, 10_000, "simulator to stop")
+        .catch(() => undefined);
+      if (!status) {
+        proc.signal("SIGKILL");
+        await proc.status;
+      }
+    },
+  };
+}
+
+export interface CliResult {
+  code: number;
+  stdout: string;
+  stderr: string;
+  /** stdout parsed as JSON when it is JSON. */
+  // deno-lint-ignore no-explicit-any
+  json: any;
+}
+
+/** Runs one admin command to completion (add --json yourself to get `json`). */
+export async function runCli(
+  args: string[],
+  env: Record<string, string>,
+): Promise<CliResult> {
+  const proc = new Proc(args, env);
+  const status = await within(proc.status, 60_000, `main.ts ${args[0]}`);
+  let json: unknown;
+  try {
+    json = JSON.parse(proc.stdout);
+  } catch {
+    json = undefined;
+  }
+  return { code: status.code, stdout: proc.stdout, stderr: proc.stderr, json };
+}
+
+/** runCli that must succeed; returns the parsed JSON output. */
+// deno-lint-ignore no-explicit-any
+export async function cliJson(
+  args: string[],
+  env: Record<string, string>,
+): Promise<any> {
+  const r = await runCli([...args, "--json"], env);
+  if (r.code !== 0 || r.json === undefined) {
+    throw new Error(
+      `main.ts ${
+        args.join(" ")
+      } failed with code ${r.code}\n${r.stdout}\n${r.stderr}`,
+    );
+  }
+  return r.json;
+}
+
+export interface ApiResponse {
+  status: number;
+  headers: Headers;
+  // deno-lint-ignore no-explicit-any
+  body: any;
+}
+
+/** One JSON request to the API with a bearer key. */
+export async function api(
+  baseUrl: string,
+  key: string,
+  method: string,
+  path: string,
+  options: { body?: unknown; headers?: Record<string, string> } = {},
+): Promise<ApiResponse> {
+  const res = await fetch(`${baseUrl}/api/v2${path}`, {
+    method,
+    headers: {
+      authorization: `Bearer ${key}`,
+      ...(options.body !== undefined
+        ? { "content-type": "application/json" }
+        : {}),
+      ...options.headers,
+    },
+    body: options.body === undefined ? undefined : JSON.stringify(options.body),
+  });
+  const text = await res.text();
+  let body: unknown = text;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    // not JSON
+  }
+  return { status: res.status, headers: res.headers, body };
+}
+
+/** POST /_sim/<path> on a simulator; throws on a non-2xx answer. */
+export async function simPost(
+  simulatorUrl: string,
+  path: string,
+  body: unknown,
+  // deno-lint-ignore no-explicit-any
+): Promise<any> {
+  const res = await fetch(`${simulatorUrl}/_sim/${path}`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify(body),
+  });
+  const json = await res.json();
+  if (!res.ok) {
+    throw new Error(
+      `Simulator ${path} failed: ${res.status} ${JSON.stringify(json)}`,
+    );
+  }
+  return json;
+}
+
+/** GET /_sim/<path> on a simulator. */
+// deno-lint-ignore no-explicit-any
+export async function simGet(simulatorUrl: string, path: string): Promise<any> {
+  const res = await fetch(`${simulatorUrl}/_sim/${path}`);
+  return await res.json();
+}

@@ -1,0 +1,200 @@
+// `dev` as a real process: the demo account, the in-process simulator and
+// dev-credentials.json, across a restart on the same DATA_DIR.
+import assert from "node:assert/strict";
+import { waitFor } from "../_support/wait.ts";
+import {
+  api,
+  type ServerProcess,
+  simGet,
+  simPost,
+  startServer,
+  within,
+} from "./_process.ts";
+
+interface Credentials {
+  baseUrl: string;
+  apiKey: string;
+  accountId: string;
+  accountSlug: string;
+  channelId: string;
+  phoneNumber: string;
+  simulatorUrl: string;
+}
+
+/** Waits until this dev process wrote its credentials and registered the demo number at its simulator. */
+async function credentialsOf(server: ServerProcess): Promise<Credentials> {
+  await waitFor(() => server.proc.stdout.includes("(dev mode)"), {
+    timeoutMs: 30_000,
+    what: "the dev banner",
+  }).catch((err) => {
+    throw new Error(`${err.message}\n${server.output()}`);
+  });
+  const credentials: Credentials = JSON.parse(
+    await Deno.readTextFile(`${server.dataDir}/dev-credentials.json`),
+  );
+  await waitFor(async () => {
+    const { numbers } = await simGet(credentials.simulatorUrl, "numbers");
+    return numbers.some((n: { displayPhoneNumber: string }) =>
+      `+${n.displayPhoneNumber}` === credentials.phoneNumber
+    );
+  }, { timeoutMs: 10_000, what: "the demo number at the simulator" });
+  return credentials;
+}
+
+/** A customer writes through the dev simulator; the reply must reach read. */
+async function chatRoundTrip(
+  server: ServerProcess,
+  c: Credentials,
+  from: string,
+): Promise<void> {
+  await simPost(c.simulatorUrl, "inbound", {
+    to: c.phoneNumber,
+    from,
+    name: "Ana",
+    type: "text",
+    text: { body: "Hola" },
+  });
+  const call = (method: string, path: string, body?: unknown) =>
+    api(server.baseUrl, c.apiKey, method, path, { body });
+  await waitFor(async () => {
+    const r = await call(
+      "GET",
+      `/conversations/by-phone/${encodeURIComponent(from)}`,
+    );
+    return r.status === 200;
+  }, { timeoutMs: 15_000, what: `a conversation with ${from}` });
+  const sent = await call("POST", "/messages", {
+    phoneNumberId: c.channelId,
+    to: from,
+    type: "text",
+    text: { body: "Hola, ¿en qué te ayudo?" },
+  });
+  assert.equal(sent.status, 201, JSON.stringify(sent.body));
+  await waitFor(async () => {
+    const r = await call("GET", `/messages/${sent.body.data.id}`);
+    return r.body.data?.status === "read";
+  }, { timeoutMs: 15_000, what: "the reply to reach read" });
+}
+
+Deno.test("dev seeds a working demo account and keeps it across a restart", async (t) => {
+  const dataDir = await Deno.makeTempDir({ prefix: "bm-e2e-dev-" });
+  try {
+    let first: Credentials;
+    let port: number;
+    {
+      await using server = await startServer({
+        command: "dev",
+        dataDir,
+        env: { LOG_LEVEL: "warn" },
+      });
+      port = server.port;
+      first = await credentialsOf(server);
+      const call = (path: string) =>
+        api(server.baseUrl, first.apiKey, "GET", path);
+
+      await t.step(
+        "dev-credentials.json describes the demo account",
+        async () => {
+          assert.deepEqual(Object.keys(first).sort(), [
+            "accountId",
+            "accountSlug",
+            "apiKey",
+            "baseUrl",
+            "channelId",
+            "phoneNumber",
+            "simulatorUrl",
+          ]);
+          assert.equal(first.baseUrl, `http://localhost:${server.port}`);
+          assert.match(first.apiKey, /^bmk_/);
+          assert.match(first.phoneNumber, /^\+\d+$/);
+          const mode =
+            (await Deno.stat(`${dataDir}/dev-credentials.json`)).mode;
+          assert.equal(mode! & 0o077, 0, "credentials readable by others");
+        },
+      );
+
+      await t.step(
+        "the key works on account, channels, templates and conversations",
+        async () => {
+          // The address scripts use, as written in the credentials file.
+          const viaFile = await api(
+            first.baseUrl,
+            first.apiKey,
+            "GET",
+            "/account",
+          );
+          assert.equal(viaFile.status, 200, JSON.stringify(viaFile.body));
+          const account = await call("/account");
+          assert.equal(account.status, 200, JSON.stringify(account.body));
+          assert.equal(account.body.data.id, first.accountId);
+          assert.equal(account.body.data.slug, first.accountSlug);
+          const channels = await call("/channels");
+          assert.deepEqual(
+            channels.body.data.map((c: Record<string, string>) => [
+              c.id,
+              c.phoneNumber,
+              c.status,
+            ]),
+            [[first.channelId, first.phoneNumber, "connected"]],
+          );
+          const templates = await call("/templates");
+          assert.equal(templates.status, 200);
+          assert.equal(templates.body.data.length, 2);
+          assert.ok(
+            templates.body.data.every((x: { status: string }) =>
+              x.status === "approved"
+            ),
+          );
+          const conversations = await call("/conversations");
+          assert.equal(conversations.status, 200);
+          assert.ok(Array.isArray(conversations.body.data));
+        },
+      );
+
+      await t.step(
+        "an inbound message gets a reply that reaches read",
+        async () => {
+          await chatRoundTrip(server, first, "+5491122334455");
+        },
+      );
+
+      await t.step("SIGTERM stops dev with exit code 0", async () => {
+        const status = await within(server.stop(), 15_000, "dev to exit");
+        assert.equal(status.code, 0, server.output());
+      });
+    }
+
+    await t.step(
+      "a restart on the same DATA_DIR reuses the account and still works",
+      async () => {
+        await using again = await startServer({
+          command: "dev",
+          dataDir,
+          port,
+          env: { LOG_LEVEL: "warn" },
+        });
+        const second = await credentialsOf(again);
+        assert.equal(second.accountId, first.accountId);
+        assert.equal(second.channelId, first.channelId);
+        assert.equal(second.apiKey, first.apiKey, "the saved key is reused");
+        const old = await api(
+          again.baseUrl,
+          first.apiKey,
+          "GET",
+          "/conversations/by-phone/%2B5491122334455",
+        );
+        assert.equal(old.status, 200, "the earlier conversation is kept");
+        const templates = await api(
+          again.baseUrl,
+          second.apiKey,
+          "GET",
+          "/templates",
+        );
+        assert.equal(templates.body.data.length, 2, "templates seeded twice");
+        await chatRoundTrip(again, second, "+5491199887766");
+      },
+    );
+  } finally {
+    await Deno.remove(dataDir, { recursive: true });
+  }
+});

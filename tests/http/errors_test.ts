@@ -1,0 +1,98 @@
+// The error envelope across the app: unknown routes, body problems, internal
+// failures that must not leak, and the health endpoints.
+import assert from "node:assert/strict";
+import { sql } from "kysely";
+import { createHarness, type TestResponse } from "../_harness.ts";
+import { API_PREFIX, assertErrorBody } from "./_routes.ts";
+
+const CONTACTS = `${API_PREFIX}/contacts`;
+const INTERNAL = { code: "INTERNAL_ERROR", message: "Internal server error" };
+/** Traces of internals that must never reach a client. */
+const LEAK_REGEXP =
+  /sqlite|libsql|kysely|select |insert |no such|SQL|stack|\.ts\b|\bat \S+ \(|Error:/i;
+
+function assertInternalError(res: TestResponse, what: string): void {
+  assert.equal(res.status, 500, what);
+  assert.deepEqual(res.body, {
+    error: INTERNAL,
+    meta: { requestId: res.headers.get("x-request-id") },
+  });
+  const text = JSON.stringify(res.body);
+  assert.doesNotMatch(text.replace(JSON.stringify(INTERNAL), ""), LEAK_REGEXP);
+}
+
+Deno.test("unknown routes get a 404 JSON error", async () => {
+  await using h = await createHarness();
+  assertErrorBody(
+    await h.request("GET", `${API_PREFIX}/no-such-thing`),
+    404,
+    "NOT_FOUND",
+  );
+  const top = await h.request("GET", "/no-such-thing", { key: null });
+  assertErrorBody(top, 404, "NOT_FOUND");
+  assert.match(top.headers.get("content-type") ?? "", /^application\/json/);
+});
+
+Deno.test("POST /contacts rejects a non-JSON content type with 415", async () => {
+  await using h = await createHarness();
+  for (const type of ["text/plain", "application/x-www-form-urlencoded"]) {
+    const res = await h.request("POST", CONTACTS, {
+      rawBody: JSON.stringify({ phoneNumber: "+5491122334455" }),
+      headers: { "content-type": type },
+    });
+    assertErrorBody(res, 415, "UNSUPPORTED_MEDIA_TYPE", type);
+  }
+  const list = await h.request("GET", CONTACTS);
+  assert.equal(list.body.meta.total, 0, "nothing was created");
+});
+
+Deno.test("POST /contacts rejects malformed JSON with 400 VALIDATION_ERROR", async () => {
+  await using h = await createHarness();
+  const res = await h.request("POST", CONTACTS, {
+    rawBody: '{"phoneNumber": "+5491122334455",',
+    headers: { "content-type": "application/json" },
+  });
+  assertErrorBody(res, 400, "VALIDATION_ERROR");
+});
+
+Deno.test("a body above BODY_LIMIT_BYTES gets 413 PAYLOAD_TOO_LARGE", async () => {
+  await using h = await createHarness({ env: { BODY_LIMIT_BYTES: "2048" } });
+  const res = await h.request("POST", CONTACTS, {
+    body: { phoneNumber: "+5491122334455", name: "x".repeat(3000) },
+  });
+  assertErrorBody(res, 413, "PAYLOAD_TOO_LARGE");
+  const small = await h.request("POST", CONTACTS, {
+    body: { phoneNumber: "+5491122334455", name: "Ana" },
+  });
+  assert.equal(small.status, 201, "a body under the limit still works");
+});
+
+Deno.test("a failing query gives the fixed 500 body without internals", async () => {
+  await using h = await createHarness();
+  await sql`drop table contacts`.execute(h.container.db);
+  assertInternalError(await h.request("GET", CONTACTS), "GET /contacts");
+  assertInternalError(
+    await h.request("POST", CONTACTS, {
+      body: { phoneNumber: "+5491122334455" },
+    }),
+    "POST /contacts",
+  );
+});
+
+Deno.test("a closed database gives the fixed 500 body and /readyz 503", async () => {
+  await using h = await createHarness();
+  const health = await h.request("GET", "/healthz", { key: null });
+  assert.equal(health.status, 200);
+  assert.deepEqual(health.body, { status: "ok" });
+  const ready = await h.request("GET", "/readyz", { key: null });
+  assert.equal(ready.status, 200);
+  assert.deepEqual(ready.body, { status: "ready" });
+
+  await h.container.db.destroy();
+  assertInternalError(await h.request("GET", CONTACTS), "GET /contacts");
+  const down = await h.request("GET", "/readyz", { key: null });
+  assert.equal(down.status, 503);
+  assert.equal(down.body.status, "unavailable");
+  assert.doesNotMatch(JSON.stringify(down.body), LEAK_REGEXP);
+  assert.equal((await h.request("GET", "/healthz", { key: null })).status, 200);
+});

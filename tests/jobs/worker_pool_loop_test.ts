@@ -1,0 +1,294 @@
+// The background loop of WorkerPool: start(), notify(), drain(), lanes, heartbeats, and two pools on one database.
+import assert from "node:assert/strict";
+import { createHarness, engineTest, type Harness } from "../_harness.ts";
+import { waitFor } from "../_support/wait.ts";
+import type { ManualClock } from "../../src/clock.ts";
+import { openDatabase } from "../../src/db/database.ts";
+import { migrateToLatest } from "../../src/db/migrator.ts";
+import type { Db } from "../../src/db/schema.ts";
+import { addMs } from "../../src/db/time.ts";
+import { createLogger, type Logger } from "../../src/log.ts";
+import {
+  countByState,
+  enqueue,
+  type EnqueueInput,
+  enqueueMany,
+  PRIORITY,
+  rescueExpiredLeases,
+} from "../../src/jobs/queue.ts";
+import {
+  type JobHandler,
+  WorkerPool,
+  type WorkerPoolOptions,
+} from "../../src/jobs/worker_pool.ts";
+
+const silent = createLogger("silent");
+
+function pool(
+  h: Harness,
+  handlers: Record<string, JobHandler>,
+  opts: Partial<WorkerPoolOptions> = {},
+): WorkerPool {
+  return new WorkerPool({
+    db: h.container.db,
+    clock: h.clock,
+    log: silent,
+    handlers,
+    concurrency: 4,
+    pollMs: 10,
+    ...opts,
+  });
+}
+
+async function add(
+  db: Db,
+  h: Harness,
+  job: Partial<EnqueueInput> & { kind: string },
+): Promise<string> {
+  const id = await enqueue(db, {
+    payload: {},
+    priority: PRIORITY.live,
+    ...job,
+  }, h.clock.now());
+  assert.ok(id);
+  return id;
+}
+
+async function row(db: Db, id: string) {
+  return await db.selectFrom("jobs").selectAll().where("id", "=", id)
+    .executeTakeFirstOrThrow();
+}
+
+async function completed(db: Db): Promise<number> {
+  return (await countByState(db)).completed!;
+}
+
+engineTest("two pools on one database run 500 jobs exactly once", async (h) => {
+  const runs = new Map<number, number>();
+  const count: JobHandler = async (payload) => {
+    const { i } = payload as { i: number };
+    runs.set(i, (runs.get(i) ?? 0) + 1);
+    await new Promise((resolve) => setTimeout(resolve, 0));
+  };
+  const jobs = Array.from({ length: 500 }, (_, i) => ({
+    kind: "t.count",
+    payload: { i },
+    priority: PRIORITY.live,
+  }));
+  await enqueueMany(h.container.db, jobs, h.clock.now());
+  const url = h.container.config.databaseUrl;
+  const opened = [openDatabase(url), openDatabase(url)];
+  try {
+    const pools = opened.map(({ db }, n) =>
+      new WorkerPool({
+        db,
+        clock: h.clock,
+        log: silent,
+        handlers: { "t.count": count },
+        concurrency: 8,
+        pollMs: 5,
+        workerId: `pool-${n}`,
+      })
+    );
+    for (const p of pools) p.start();
+    await waitFor(async () => await completed(h.container.db) === 500, {
+      timeoutMs: 60_000,
+      what: "500 completed jobs",
+    });
+    assert.deepEqual(await Promise.all(pools.map((p) => p.drain(5_000))), [
+      true,
+      true,
+    ]);
+    assert.equal(runs.size, 500);
+    assert.deepEqual([...new Set(runs.values())], [1]);
+    assert.equal((await countByState(h.container.db)).running, 0);
+    const ran = pools.map((p) => p.stats().ran);
+    assert.equal(ran[0]! + ran[1]!, 500);
+    assert.ok(ran.every((n) => n > 0), `both pools ran jobs: ${ran}`);
+  } finally {
+    for (const { db } of opened) await db.destroy();
+  }
+});
+
+engineTest("drain() releases a job still running at the timeout", async (h) => {
+  const db = h.container.db;
+  let aborted = false;
+  const p = pool(h, {
+    "t.slow": (_payload, ctx) =>
+      new Promise((resolve) => {
+        ctx.signal.addEventListener("abort", () => {
+          aborted = true;
+          resolve();
+        });
+      }),
+  });
+  const id = await add(db, h, { kind: "t.slow" });
+  p.start();
+  await waitFor(() => p.stats().running === 1, { what: "the job to start" });
+  assert.equal(await p.drain(20), false);
+  await waitFor(() => p.stats().running === 0, { what: "the handler to end" });
+  assert.ok(aborted, "the handler's signal was aborted");
+  const r = await row(db, id);
+  assert.equal(r.state, "available");
+  assert.equal(r.attempt, 0);
+  assert.equal(r.lease_token, null);
+  assert.equal(r.run_at, h.clock.now().toISOString());
+  assert.equal(JSON.parse(r.errors)[0].error, "Released at shutdown");
+});
+
+engineTest(
+  "a live job takes the reserved slot while batch jobs fill the rest",
+  async (h) => {
+    const db = h.container.db;
+    const started: string[] = [];
+    let openGate!: () => void;
+    const gate = new Promise<void>((resolve) => openGate = resolve);
+    const p = pool(h, {
+      "t.batch": async () => {
+        started.push("batch");
+        await gate;
+      },
+      "t.live": () => {
+        started.push("live");
+        return Promise.resolve();
+      },
+    });
+    const batch = Array.from({ length: 300 }, (_, i) => ({
+      kind: "t.batch",
+      payload: { i },
+      priority: PRIORITY.batch,
+    }));
+    await enqueueMany(db, batch, h.clock.now());
+    p.start();
+    await waitFor(() => started.length === 3, {
+      what: "3 batch jobs to start",
+    });
+    await add(db, h, { kind: "t.live", priority: PRIORITY.live });
+    p.notify();
+    await waitFor(() => started.includes("live"), { what: "the live job" });
+    assert.deepEqual(started, ["batch", "batch", "batch", "live"]);
+    openGate();
+    await waitFor(async () => await completed(db) === 301, {
+      timeoutMs: 30_000,
+    });
+    assert.equal(await p.drain(5_000), true);
+  },
+);
+
+engineTest(
+  "notify() wakes an idle pool before its poll interval",
+  async (h) => {
+    const db = h.container.db;
+    const p = pool(h, { "t.n": () => Promise.resolve() }, { pollMs: 600_000 });
+    p.start();
+    await add(db, h, { kind: "t.n" });
+    p.notify();
+    await waitFor(async () => await completed(db) === 1, { what: "the job" });
+    assert.equal(await p.drain(1_000), true);
+  },
+);
+
+engineTest("a long job's lease is extended while it runs", async (h) => {
+  const db = h.container.db;
+  const clock = h.clock as ManualClock;
+  let finish!: () => void;
+  const p = pool(h, {
+    "t.long": () => new Promise<void>((resolve) => finish = resolve),
+  }, { leaseMs: 100, concurrency: 1 });
+  const id = await add(db, h, { kind: "t.long" });
+  p.start();
+  await waitFor(() => p.stats().running === 1, { what: "the job to start" });
+  clock.advance(10_000);
+  const extended = addMs(clock.now(), 100).toISOString();
+  await waitFor(async () => (await row(db, id)).locked_until === extended, {
+    what: "the heartbeat",
+  });
+  assert.equal(await rescueExpiredLeases(db, clock.now()), 0);
+  finish();
+  await waitFor(async () => await completed(db) === 1, { what: "the job" });
+  assert.equal(await p.drain(1_000), true);
+});
+
+engineTest("a handler whose lease was rescued is aborted", async (h) => {
+  const db = h.container.db;
+  const clock = h.clock as ManualClock;
+  const attempts: number[] = [];
+  let abortedFirst = false;
+  const p = pool(h, {
+    "t.hung": (_payload, ctx) => {
+      attempts.push(ctx.job.attempt);
+      if (ctx.job.attempt > 1) return Promise.resolve();
+      return new Promise<void>((resolve) => {
+        ctx.signal.addEventListener("abort", () => {
+          abortedFirst = true;
+          resolve();
+        });
+      });
+    },
+  }, { leaseMs: 100, concurrency: 1 });
+  const id = await add(db, h, { kind: "t.hung" });
+  p.start();
+  await waitFor(() => p.stats().running === 1, { what: "the job to start" });
+  clock.advance(1_000);
+  assert.equal(await rescueExpiredLeases(db, addMs(clock.now(), 1_000)), 1);
+  await waitFor(async () => await completed(db) === 1, { what: "the rerun" });
+  assert.equal(await p.drain(1_000), true);
+  assert.ok(abortedFirst);
+  assert.deepEqual(attempts, [1, 2]);
+  assert.match(
+    JSON.parse((await row(db, id)).errors)[0].error,
+    /^Lease expired/,
+  );
+});
+
+interface Line {
+  level: string;
+  msg: string;
+}
+
+function recordingLogger(lines: Line[]): Logger {
+  const write = (level: string) => (msg: string) => {
+    lines.push({ level, msg });
+  };
+  const log: Logger = {
+    debug: write("debug"),
+    info: write("info"),
+    warn: write("warn"),
+    error: write("error"),
+    child: () => log,
+  };
+  return log;
+}
+
+Deno.test("the pool logs database errors, backs off and carries on", async () => {
+  await using h = await createHarness();
+  const lines: Line[] = [];
+  const { db } = openDatabase(`file:${h.dir}/not-migrated.db`);
+  try {
+    const p = new WorkerPool({
+      db,
+      clock: h.clock,
+      log: recordingLogger(lines),
+      handlers: { "t.ok": () => Promise.resolve() },
+      concurrency: 2,
+      pollMs: 5,
+    });
+    p.start();
+    await waitFor(
+      () => lines.filter((l) => l.msg === "Cannot claim jobs").length >= 2,
+      { what: "two failed claims" },
+    );
+    await migrateToLatest(db);
+    await add(db, h, { kind: "t.ok" });
+    await waitFor(async () => await completed(db) === 1, {
+      timeoutMs: 20_000,
+      what: "the job after the database recovered",
+    });
+    assert.equal(await p.drain(1_000), true);
+    assert.ok(
+      lines.every((l) => l.level !== "error" || l.msg === "Cannot claim jobs"),
+    );
+  } finally {
+    await db.destroy();
+  }
+});
