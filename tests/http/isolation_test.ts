@@ -21,13 +21,8 @@ import {
 
 async function twoTenants(h: Harness): Promise<{ a: Fixture; b: Fixture }> {
   const a = await seedTenant(h, h.tenant, { label: "a" });
-  const b = await seedTenant(
-    h,
-    await h.makeTenant(`b-${crypto.randomUUID().slice(0, 8)}`),
-    {
-      label: "b",
-    },
-  );
+  const other = await h.makeTenant(`b-${crypto.randomUUID().slice(0, 8)}`);
+  const b = await seedTenant(h, other, { label: "b" });
   return { a, b };
 }
 
@@ -61,13 +56,8 @@ routeTest(
       });
     }
     // Nothing A attempted changed B's rows.
-    const contact = await h.request(
-      "GET",
-      `${API_PREFIX}/contacts/${b.contactId}`,
-      {
-        key: b.tenant.key,
-      },
-    );
+    const contactUrl = `${API_PREFIX}/contacts/${b.contactId}`;
+    const contact = await h.request("GET", contactUrl, { key: b.tenant.key });
     assert.equal(contact.body.data.name, "Contact b");
     const conversation = await h.request(
       "GET",
