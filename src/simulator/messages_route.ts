@@ -138,6 +138,9 @@ function markRead(
       details: "Param typing_indicator['type'] must be text",
     });
   }
+  // A read or typing call names no recipient: only a sync rule without `to` applies.
+  const rule = takeFailRule(state, null);
+  if (rule) return graphErrorResponse(rule.code);
   state.reads.push({
     phoneNumberId,
     messageId: msg.message_id,
@@ -166,10 +169,16 @@ function takeToken(
   return true;
 }
 
-function takeFailRule(state: SimulatorState, to: string): FailRule | undefined {
+/** The next matching rule for a send to `to`, or for a read/typing call (`to` null: sync rules without `to`). */
+function takeFailRule(
+  state: SimulatorState,
+  to: string | null,
+): FailRule | undefined {
   const rules = state.behaviour.failNext;
   const index = rules.findIndex((r) =>
-    r.to === undefined || digitsOf(r.to) === digitsOf(to)
+    to === null
+      ? r.mode === "sync" && r.to === undefined
+      : r.to === undefined || digitsOf(r.to) === digitsOf(to)
   );
   if (index < 0) return undefined;
   const rule = rules[index]!;

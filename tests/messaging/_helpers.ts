@@ -6,7 +6,7 @@ import {
   createMessagingHarness,
   type MessagingHarness,
 } from "../_support/messaging.ts";
-import type { HarnessOptions, TestResponse } from "../_harness.ts";
+import type { TestResponse } from "../_harness.ts";
 import { waitFor } from "../_support/wait.ts";
 import {
   escapeUnicode,
@@ -18,7 +18,7 @@ import type { Template } from "../../src/domain/templates/template.ts";
 export type Mh = MessagingHarness;
 // deno-lint-ignore no-explicit-any
 export type Json = any;
-type Options = Parameters<typeof createMessagingHarness>[0];
+type Options = NonNullable<Parameters<typeof createMessagingHarness>[0]>;
 
 /**
  * Registers a test on its own messaging harness. The simulator and the
@@ -27,7 +27,7 @@ type Options = Parameters<typeof createMessagingHarness>[0];
 export function messagingTest(
   name: string,
   fn: (h: Mh) => Promise<void>,
-  options: Options & HarnessOptions = {},
+  options: Options = {},
 ): void {
   Deno.test({
     name,
@@ -311,4 +311,37 @@ export async function postWebhook(
       ...(signature === null ? {} : { "x-hub-signature-256": signature }),
     },
   });
+}
+
+const RANK: Record<string, number> = {
+  queued: 0,
+  sent: 1,
+  delivered: 2,
+  read: 3,
+};
+
+/**
+ * The status_changed events of a message form one forward chain from
+ * `queued` to `last`: each starts where the previous ended and moves up.
+ * (Which intermediate steps appear depends on the order reports are applied.)
+ */
+export function assertForwardChain(
+  changes: EventRow[],
+  last: string,
+): void {
+  let previous = "queued";
+  for (const { data } of changes) {
+    if (data.previousStatus !== previous) {
+      throw new Error(
+        `Event starts at "${data.previousStatus}", expected "${previous}"`,
+      );
+    }
+    if (!(RANK[data.newStatus]! > RANK[previous]!)) {
+      throw new Error(`Event moves ${previous} -> ${data.newStatus}`);
+    }
+    previous = data.newStatus;
+  }
+  if (previous !== last) {
+    throw new Error(`Events end at "${previous}", expected "${last}"`);
+  }
 }

@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import {
+  assertForwardChain,
   customerWrites,
   events,
   messagingTest,
@@ -58,10 +59,8 @@ messagingTest(
     const id = await sendOk(h, { ...textTo(phone), clientRef: "crm-42" });
     await h.waitForStatus(id, ["read"]);
     const changes = await statusEvents(h, id);
-    assert.deepEqual(
-      changes.map((e) => [e.data.previousStatus, e.data.newStatus]),
-      [["queued", "sent"], ["sent", "delivered"], ["delivered", "read"]],
-    );
+    assertForwardChain(changes, "read");
+    assert.equal(changes[0]!.data.previousStatus, "queued");
     for (const { data } of changes) {
       assert.equal(data.clientRef, "crm-42");
       assert.equal(data.direction, "outbound");

@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { waitFor } from "../_support/wait.ts";
 import {
+  assertForwardChain,
   behave,
   countRows,
   customerWrites,
@@ -16,13 +17,6 @@ import {
   textTo,
   waitPayloadsProcessed,
 } from "./_helpers.ts";
-
-const RANK: Record<string, number> = {
-  queued: 0,
-  sent: 1,
-  delivered: 2,
-  read: 3,
-};
 
 messagingTest(
   "an async 131047 from the upstream fails the message with its code",
@@ -112,17 +106,8 @@ messagingTest(
     await waitPayloadsProcessed(h);
     assert.equal((await h.waitForStatus(id, ["read"])).status, "read");
     const events = await statusEvents(h, id);
-    let previous = "queued";
-    for (const event of events) {
-      assert.equal(event.data.previousStatus, previous);
-      assert.ok(
-        RANK[event.data.newStatus]! > RANK[previous]!,
-        `${previous} -> ${event.data.newStatus} moves forwards`,
-      );
-      assert.equal(event.data.clientRef, "dup-1");
-      previous = event.data.newStatus;
-    }
-    assert.equal(previous, "read");
+    assertForwardChain(events, "read");
+    for (const event of events) assert.equal(event.data.clientRef, "dup-1");
     assert.ok(events.length >= 2 && events.length <= 3, `${events.length}`);
     assert.equal((await simSendsOf(h, id)).length, 1);
     assert.equal(

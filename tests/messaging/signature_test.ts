@@ -1,0 +1,107 @@
+import assert from "node:assert/strict";
+import { signMetaBody } from "../../src/upstream/meta_signature.ts";
+import { APP_SECRET } from "../_support/messaging.ts";
+import {
+  countRows,
+  inboundEnvelope,
+  messagingTest,
+  type Mh,
+  newPhone,
+  postWebhook,
+  signedBody,
+  waitInbound,
+} from "./_helpers.ts";
+
+function textEnvelope(
+  h: Mh,
+  body: string,
+  wamid = `wamid.${crypto.randomUUID()}`,
+) {
+  return inboundEnvelope(
+    h,
+    { id: wamid, type: "text", text: { body } },
+    newPhone(),
+  );
+}
+
+async function assertNothingStored(h: Mh) {
+  assert.equal(await countRows(h, "inbound_payloads"), 0);
+  assert.equal(await countRows(h, "messages"), 0);
+  assert.equal(
+    await countRows(h, "jobs", { column: "kind", value: "meta.inbound" }),
+    0,
+  );
+}
+
+messagingTest(
+  "POST /meta/webhook refuses a wrong or missing signature and an altered body",
+  async (h) => {
+    const { raw, signature } = await signedBody(textEnvelope(h, "Hola"));
+    const wrongSecret = await signMetaBody("another-secret", raw);
+    const altered = raw.replace("Hola", "Chau");
+    assert.notEqual(altered, raw);
+    const cases: [string, string, string | null][] = [
+      ["wrong secret", raw, wrongSecret],
+      ["garbage", raw, "sha256=deadbeef"],
+      ["no prefix", raw, signature.slice("sha256=".length)],
+      ["missing", raw, null],
+      ["body altered after signing", altered, signature],
+    ];
+    for (const [name, body, header] of cases) {
+      const res = await postWebhook(h, body, header);
+      assert.equal(res.status, 401, name);
+      assert.equal(res.body.error.code, "UNAUTHORIZED", name);
+    }
+    await assertNothingStored(h);
+  },
+);
+
+messagingTest(
+  "a body signed in Meta's escaped form is accepted and stored unescaped",
+  async (h) => {
+    const text = "Hola ñandú, ¿cómo va? 👋🏽";
+    // Meta's own form: the raw body is the escaped JSON itself.
+    const escaped = await signedBody(textEnvelope(h, text, "wamid.escaped"));
+    assert.ok(escaped.raw.includes("\\u00f1"), "the body is escaped");
+    assert.equal(
+      (await postWebhook(h, escaped.raw, escaped.signature)).status,
+      200,
+    );
+    assert.deepEqual((await waitInbound(h, "wamid.escaped")).content, { text });
+    // A proxy that decoded the escapes: UTF-8 body, signature over the escaped form.
+    const payload = textEnvelope(h, text, "wamid.utf8");
+    const utf8 = JSON.stringify(payload);
+    const { signature } = await signedBody(payload);
+    assert.equal((await postWebhook(h, utf8, signature)).status, 200);
+    assert.deepEqual((await waitInbound(h, "wamid.utf8")).content, { text });
+  },
+);
+
+messagingTest("a signed body that is not a Meta envelope is 400", async (h) => {
+  const raw = JSON.stringify({ hello: "world" });
+  const res = await postWebhook(h, raw, await signMetaBody(APP_SECRET, raw));
+  assert.equal(res.status, 400);
+  assert.equal(res.body.error.code, "VALIDATION_ERROR");
+  await assertNothingStored(h);
+});
+
+messagingTest(
+  "GET /meta/webhook echoes the challenge only for the right verify token",
+  async (h) => {
+    const query = (token: string) =>
+      `/meta/webhook?hub.mode=subscribe&hub.verify_token=${token}&hub.challenge=1158201444`;
+    const ok = await h.request("GET", query("test-verify-token"), {
+      key: null,
+    });
+    assert.equal(ok.status, 200);
+    assert.equal(String(ok.body), "1158201444");
+    const wrong = await h.request("GET", query("guess"), { key: null });
+    assert.equal(wrong.status, 403);
+    const noMode = await h.request(
+      "GET",
+      "/meta/webhook?hub.verify_token=test-verify-token&hub.challenge=1",
+      { key: null },
+    );
+    assert.equal(noMode.status, 403);
+  },
+);
