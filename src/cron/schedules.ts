@@ -34,9 +34,10 @@ export interface CronHandle {
 }
 
 /**
- * The scheduled time a run belongs to. croner's currentRun() is the wall time the timer fired
- * (milliseconds included), which differs between instances, so walk back to the latest second
- * the pattern matches: the one whose next run, seen from a second before, is itself.
+ * The scheduled time a run belongs to. croner's currentRun() is the wall time the timer fired,
+ * which can be late (a busy event loop, a slow instance), so two instances could disagree.
+ * Walk back to the latest second the pattern matches: the one whose next run, seen from a
+ * second before, is itself.
  */
 export function scheduledTick(cron: Cron, firedAt: Date): Date {
   const second = Math.floor(firedAt.getTime() / 1_000) * 1_000;

@@ -103,8 +103,7 @@ function delay(ms: number): Promise<void> {
  */
 export async function settle(
   deps: SettleDeps,
-  job: JobRow,
-  outcome: Outcome,
+  { job, outcome }: { job: JobRow; outcome: Outcome },
 ): Promise<void> {
   for (let attempt = 1;; attempt++) {
     try {

@@ -13,7 +13,14 @@ import type { Clock } from "../clock.ts";
 import type { Logger } from "../log.ts";
 import type { Db } from "../db/schema.ts";
 import { addMs } from "../db/time.ts";
-import { claim, extendLease, type JobRow, PRIORITY, release } from "./queue.ts";
+import {
+  claim,
+  extendLease,
+  type JobRow,
+  PRIORITY,
+  release,
+  rescueExpiredLeases,
+} from "./queue.ts";
 import { classify, type Outcome, settle, Snooze } from "./settle.ts";
 
 export interface JobContext {
@@ -39,6 +46,12 @@ export interface WorkerPoolOptions {
   pollMs?: number;
   /** @default a random "worker-xxxxxxxx" */
   workerId?: string;
+  /**
+   * How often the running pool hands back jobs whose lease expired (a dead
+   * worker's), so a crashed instance's work resumes within a lease, not at
+   * the next maintenance tick. @default 5_000
+   */
+  rescueEveryMs?: number;
 }
 
 interface Running {
@@ -65,6 +78,8 @@ export class WorkerPool {
   #concurrency: number;
   #leaseMs: number;
   #pollMs: number;
+  #rescueEveryMs: number;
+  #nextRescueAt = 0;
   #running = new Map<string, Running>();
   #loop: Promise<void> | undefined;
   #stopping = false;
@@ -84,6 +99,7 @@ export class WorkerPool {
     this.#handlers = opts.handlers;
     this.#concurrency = opts.concurrency;
     this.#leaseMs = opts.leaseMs ?? 60_000;
+    this.#rescueEveryMs = opts.rescueEveryMs ?? 5_000;
     this.#pollMs = opts.pollMs ?? 50;
     this.workerId = opts.workerId ??
       `worker-${crypto.randomUUID().slice(0, 8)}`;
@@ -109,6 +125,7 @@ export class WorkerPool {
     while (ran < max) {
       const jobs = await claim(this.#db, {
         workerId: this.workerId,
+        kinds: Object.keys(this.#handlers),
         leaseMs: this.#leaseMs,
         now: this.#clock.now(),
         limit: Math.min(this.#concurrency, max - ran),
@@ -192,10 +209,21 @@ export class WorkerPool {
     this.#notified = false;
     const free = this.#concurrency - this.#running.size;
     if (free <= 0) return false;
+    const now = this.#clock.now();
+    if (now.getTime() >= this.#nextRescueAt) {
+      this.#nextRescueAt = now.getTime() + this.#rescueEveryMs;
+      const rescued = await rescueExpiredLeases(this.#db, now);
+      if (rescued > 0) {
+        this.#log.warn("Rescued jobs with expired leases", { rescued });
+      }
+    }
+    // Only kinds this build knows: during a rolling deploy an older instance
+    // leaves a newer kind to the instances that can run it.
     const base = {
       workerId: this.workerId,
+      kinds: Object.keys(this.#handlers),
       leaseMs: this.#leaseMs,
-      now: this.#clock.now(),
+      now,
     };
     const open = this.#concurrency === 1 ? free : free - 1;
     let jobs = open > 0 ? await claim(this.#db, { ...base, limit: open }) : [];
@@ -286,7 +314,7 @@ export class WorkerPool {
     this.#ran++;
     if (outcome.type === "fail") this.#failed++;
     if (!entry.released) {
-      await settle({ db: this.#db, clock: this.#clock, log }, job, outcome);
+      await settle({ db: this.#db, clock: this.#clock, log }, { job, outcome });
     }
   }
 

@@ -37,7 +37,7 @@ export async function startSqld(): Promise<Sqld> {
     url,
     async stop() {
       try {
-        child.kill("SIGTERM");
+        child.kill("SIGKILL");
       } catch { /* already gone */ }
       await child.stderr.cancel().catch(() => {});
       await child.status;

@@ -2,13 +2,14 @@
 import assert from "node:assert/strict";
 import { createHarness, engineTest, type Harness } from "../_harness.ts";
 import { waitFor } from "../_support/wait.ts";
-import type { ManualClock } from "../../src/clock.ts";
+import { type ManualClock, systemClock } from "../../src/clock.ts";
 import { openDatabase } from "../../src/db/database.ts";
 import { migrateToLatest } from "../../src/db/migrator.ts";
 import type { Db } from "../../src/db/schema.ts";
 import { addMs } from "../../src/db/time.ts";
 import { createLogger, type Logger } from "../../src/log.ts";
 import {
+  claim,
   countByState,
   enqueue,
   type EnqueueInput,
@@ -231,6 +232,8 @@ engineTest("a handler whose lease was rescued is aborted", async (h) => {
   await waitFor(() => p.stats().running === 1, { what: "the job to start" });
   clock.advance(1_000);
   assert.equal(await rescueExpiredLeases(db, addMs(clock.now(), 1_000)), 1);
+  clock.advance(1_000);
+  p.notify();
   await waitFor(async () => await completed(db) === 1, { what: "the rerun" });
   assert.equal(await p.drain(1_000), true);
   assert.ok(abortedFirst);
@@ -291,4 +294,46 @@ Deno.test("the pool logs database errors, backs off and carries on", async () =>
   } finally {
     await db.destroy();
   }
+});
+
+Deno.test({
+  name: "a running pool rescues a dead worker's expired lease and runs the job",
+  sanitizeOps: false,
+  sanitizeResources: false,
+  fn: async () => {
+    await using h = await createHarness({ clock: systemClock });
+    const db = h.container.db;
+    await enqueue(db, { kind: "t.work", payload: {}, priority: 0 }, new Date());
+    // A worker that claims with a 50 ms lease and then "dies".
+    const [dead] = await claim(db, {
+      workerId: "dead",
+      limit: 1,
+      leaseMs: 50,
+      now: new Date(),
+    });
+    assert.ok(dead);
+    let ran = 0;
+    const pool = new WorkerPool({
+      db,
+      clock: systemClock,
+      log: createLogger("silent"),
+      handlers: { "t.work": () => Promise.resolve(void ran++) },
+      concurrency: 2,
+      pollMs: 10,
+      rescueEveryMs: 20,
+    });
+    pool.start();
+    try {
+      await waitFor(() => ran === 1, {
+        timeoutMs: 5_000,
+        what: "the rescued job to run",
+      });
+    } finally {
+      await pool.drain(1_000);
+    }
+    const row = await db.selectFrom("jobs").selectAll()
+      .executeTakeFirstOrThrow();
+    assert.equal(row.state, "completed");
+    assert.equal(row.attempt, 2);
+  },
 });

@@ -1,0 +1,72 @@
+// deno-lint-ignore-file no-console
+// Job queue throughput on a temp SQLite file: `deno run -A scripts/bench_queue.ts [jobs] [concurrency]`.
+import { systemClock } from "../src/clock.ts";
+import { openDatabase } from "../src/db/database.ts";
+import { migrateToLatest } from "../src/db/migrator.ts";
+import { createLogger } from "../src/log.ts";
+import { countByState, enqueueMany, PRIORITY } from "../src/jobs/queue.ts";
+import { WorkerPool } from "../src/jobs/worker_pool.ts";
+
+const JOBS = Number(Deno.args[0] ?? 20_000);
+const CONCURRENCY = Number(Deno.args[1] ?? 16);
+const PER_TRANSACTION = 1_000;
+
+function rate(n: number, ms: number): string {
+  return `${Math.round(n / (ms / 1_000)).toLocaleString("en-US")} jobs/s`;
+}
+
+const dir = await Deno.makeTempDir({ prefix: "bench-queue-" });
+const { db } = openDatabase(`file:${dir}/bench.db`);
+try {
+  await migrateToLatest(db);
+  const jobs = Array.from({ length: JOBS }, (_, i) => ({
+    kind: "bench.noop",
+    payload: { i },
+    priority: PRIORITY.live,
+  }));
+
+  const t0 = performance.now();
+  for (let i = 0; i < jobs.length; i += PER_TRANSACTION) {
+    const chunk = jobs.slice(i, i + PER_TRANSACTION);
+    await db.transaction().execute((trx) =>
+      enqueueMany(trx, chunk, systemClock.now())
+    );
+  }
+  const enqueueMs = performance.now() - t0;
+
+  let ran = 0;
+  let allRan!: () => void;
+  const done = new Promise<void>((resolve) => allRan = resolve);
+  const pool = new WorkerPool({
+    db,
+    clock: systemClock,
+    log: createLogger("warn"),
+    concurrency: CONCURRENCY,
+    handlers: {
+      "bench.noop": () => {
+        if (++ran === JOBS) allRan();
+        return Promise.resolve();
+      },
+    },
+  });
+  const t1 = performance.now();
+  pool.start();
+  await done;
+  await pool.drain(10_000);
+  const processMs = performance.now() - t1;
+  const counts = await countByState(db);
+
+  console.log(`jobs:        ${JOBS} (concurrency ${CONCURRENCY}, SQLite file)`);
+  console.log(
+    `enqueue:     ${rate(JOBS, enqueueMs)} (${enqueueMs.toFixed(0)} ms, ` +
+      `enqueueMany in transactions of ${PER_TRANSACTION})`,
+  );
+  console.log(
+    `processing:  ${rate(JOBS, processMs)} (${processMs.toFixed(0)} ms, ` +
+      `claim + no-op handler + complete)`,
+  );
+  console.log(`final state: ${JSON.stringify(counts)}`);
+} finally {
+  await db.destroy();
+  await Deno.remove(dir, { recursive: true });
+}
