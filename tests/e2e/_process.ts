@@ -1,3 +1,4 @@
+// deno-lint-ignore-file no-explicit-any
 // Spawns the real program (APP_BIN, or `deno run -A main.ts`) as child
 // processes: the server in serve or dev mode, the upstream simulator, and
 // one-shot admin commands. Output is collected for diagnostics.
@@ -194,6 +195,8 @@ export interface ServerProcess extends AsyncDisposable {
   dataDir: string;
   env: Record<string, string>;
   proc: Proc;
+  /** Date.now() when the process was spawned. */
+  startedAt: number;
   /** SIGKILL, and wait for the process to be gone. */
   kill9(): Promise<Deno.CommandStatus>;
   /** SIGTERM, and wait for the exit status. */
@@ -219,6 +222,7 @@ export async function startServer(
     DATA_DIR: dataDir,
   };
   const baseUrl = `http://127.0.0.1:${port}`;
+  const startedAt = Date.now();
   const proc = new Proc([command], env);
   await waitUntilServing(
     proc,
@@ -233,6 +237,7 @@ export async function startServer(
     dataDir,
     env,
     proc,
+    startedAt,
     async kill9() {
       proc.signal("SIGKILL");
       return await proc.status;
@@ -308,7 +313,6 @@ export interface CliResult {
   stdout: string;
   stderr: string;
   /** stdout parsed as JSON when it is JSON. */
-  // deno-lint-ignore no-explicit-any
   json: any;
 }
 
@@ -329,7 +333,6 @@ export async function runCli(
 }
 
 /** runCli that must succeed; returns the parsed JSON output. */
-// deno-lint-ignore no-explicit-any
 export async function cliJson(
   args: string[],
   env: Record<string, string>,
@@ -345,66 +348,4 @@ export async function cliJson(
   return r.json;
 }
 
-export interface ApiResponse {
-  status: number;
-  headers: Headers;
-  // deno-lint-ignore no-explicit-any
-  body: any;
-}
-
-/** One JSON request to the API with a bearer key. */
-export async function api(
-  baseUrl: string,
-  key: string,
-  method: string,
-  path: string,
-  options: { body?: unknown; headers?: Record<string, string> } = {},
-): Promise<ApiResponse> {
-  const res = await fetch(`${baseUrl}/api/v2${path}`, {
-    method,
-    headers: {
-      authorization: `Bearer ${key}`,
-      ...(options.body !== undefined
-        ? { "content-type": "application/json" }
-        : {}),
-      ...options.headers,
-    },
-    body: options.body === undefined ? undefined : JSON.stringify(options.body),
-  });
-  const text = await res.text();
-  let body: unknown = text;
-  try {
-    body = JSON.parse(text);
-  } catch {
-    // not JSON
-  }
-  return { status: res.status, headers: res.headers, body };
-}
-
-/** POST /_sim/<path> on a simulator; throws on a non-2xx answer. */
-export async function simPost(
-  simulatorUrl: string,
-  path: string,
-  body: unknown,
-  // deno-lint-ignore no-explicit-any
-): Promise<any> {
-  const res = await fetch(`${simulatorUrl}/_sim/${path}`, {
-    method: "POST",
-    headers: { "content-type": "application/json" },
-    body: JSON.stringify(body),
-  });
-  const json = await res.json();
-  if (!res.ok) {
-    throw new Error(
-      `Simulator ${path} failed: ${res.status} ${JSON.stringify(json)}`,
-    );
-  }
-  return json;
-}
-
-/** GET /_sim/<path> on a simulator. */
-// deno-lint-ignore no-explicit-any
-export async function simGet(simulatorUrl: string, path: string): Promise<any> {
-  const res = await fetch(`${simulatorUrl}/_sim/${path}`);
-  return await res.json();
-}
+export { api, type ApiResponse, simGet, simPost } from "./_http.ts";

@@ -5,9 +5,8 @@
 // Every message the API accepted (2xx) must reach the upstream and end at
 // least `sent`; duplicates are reported and bounded.
 import assert from "node:assert/strict";
-import { freePort } from "../_support/wait.ts";
+import { freePort, waitFor } from "../_support/wait.ts";
 import {
-  api,
   cliJson,
   type ServerProcess,
   simGet,
@@ -16,11 +15,20 @@ import {
   startSimulatorProcess,
   TEST_SECRET_KEY,
 } from "./_process.ts";
+import {
+  client,
+  CRASH_TEMPLATE,
+  fetchStatuses,
+  givenUpWamids,
+  randomBetween,
+  rescuedJobs,
+  sleep,
+  type Tally,
+} from "./_crash_clients.ts";
 
 const APP_SECRET = "e2e-crash-app-secret";
 const CHANNEL_PHONE = "+15550100088";
 const UPSTREAM_ID = "106540352248888";
-const TEMPLATE = "crash_notice";
 const TARGET = 2_000;
 const KILLS = 3;
 const WORKERS = 16;
@@ -29,155 +37,6 @@ const CLIENTS = 3;
 /** After the last restart: leases are 30 s and the rescue cron ticks each minute, so up to ~90 s. */
 const SETTLE_DEADLINE_MS = 120_000;
 const FINAL = new Set(["sent", "delivered", "read", "failed"]);
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-const randomBetween = (lo: number, hi: number) =>
-  lo + Math.floor(Math.random() * (hi - lo));
-
-let numberSeq = 0;
-/** A fresh Argentine mobile number per message: templates need no window. */
-function nextNumber(): string {
-  return `+549114${String(++numberSeq).padStart(7, "0")}`;
-}
-
-function templateMessage(to: string) {
-  return {
-    to,
-    type: "template",
-    template: { name: TEMPLATE, language: { code: "es_AR" } },
-  };
-}
-
-interface Tally {
-  accepted: Set<string>;
-  viaBatch: number;
-  viaSingle: number;
-  viaIdempotent: number;
-  idempotentReplays: number;
-  requestErrors: number;
-}
-
-/**
- * One client: alternates batches of 100 and runs of single sends (every
- * other one with an Idempotency-Key, retried with the same key when the
- * request fails). Only 2xx answers count as accepted.
- */
-async function client(
-  baseUrl: string,
-  ctx: { key: string; channelId: string; tally: Tally; done: () => boolean },
-  n: number,
-): Promise<void> {
-  const { tally } = ctx;
-  for (let round = 0; !ctx.done(); round++) {
-    try {
-      if ((round + n) % 3 !== 2) {
-        const r = await api(baseUrl, ctx.key, "POST", "/messages/batch", {
-          body: {
-            defaultPhoneNumberId: ctx.channelId,
-            messages: Array.from(
-              { length: 100 },
-              () => templateMessage(nextNumber()),
-            ),
-          },
-        });
-        if (r.status !== 202) throw new Error(`batch answered ${r.status}`);
-        for (const item of r.body.data.items) {
-          assert.equal(item.result, "queued", JSON.stringify(item));
-          tally.accepted.add(item.message.id);
-          tally.viaBatch++;
-        }
-      } else {
-        for (let i = 0; i < 10 && !ctx.done(); i++) {
-          const body = {
-            phoneNumberId: ctx.channelId,
-            ...templateMessage(nextNumber()),
-          };
-          if (i % 2 === 0) {
-            await idempotentSend(baseUrl, ctx, body);
-          } else {
-            const r = await api(baseUrl, ctx.key, "POST", "/messages", {
-              body,
-            });
-            if (r.status !== 201) throw new Error(`send answered ${r.status}`);
-            tally.accepted.add(r.body.data.id);
-            tally.viaSingle++;
-          }
-        }
-      }
-    } catch (err) {
-      if (err instanceof assert.AssertionError) throw err;
-      tally.requestErrors++; // the server died under us: not accepted
-      await sleep(50);
-    }
-  }
-}
-
-async function idempotentSend(
-  baseUrl: string,
-  ctx: { key: string; tally: Tally; done: () => boolean },
-  body: unknown,
-): Promise<void> {
-  const key = crypto.randomUUID();
-  for (let attempt = 1; attempt <= 200 && !ctx.done(); attempt++) {
-    try {
-      const r = await api(baseUrl, ctx.key, "POST", "/messages", {
-        body,
-        headers: { "idempotency-key": key },
-      });
-      if (r.status === 201) {
-        ctx.tally.accepted.add(r.body.data.id);
-        ctx.tally.viaIdempotent++;
-        if (r.headers.get("idempotent-replayed") === "true") {
-          ctx.tally.idempotentReplays++;
-        }
-        return;
-      }
-      throw new Error(`send answered ${r.status}`);
-    } catch {
-      ctx.tally.requestErrors++;
-      await sleep(50); // server restarting: same key again
-    }
-  }
-}
-
-/** GET /messages/:id for each id, 16 at a time; undefined for a 404. */
-async function fetchStatuses(
-  baseUrl: string,
-  key: string,
-  ids: string[],
-): Promise<
-  Map<string, { status: string; waMessageId: string | null } | undefined>
-> {
-  const out = new Map<
-    string,
-    { status: string; waMessageId: string | null } | undefined
-  >();
-  let next = 0;
-  await Promise.all(Array.from({ length: 16 }, async () => {
-    while (next < ids.length) {
-      const id = ids[next++]!;
-      const r = await api(baseUrl, key, "GET", `/messages/${id}`);
-      if (r.status === 404) out.set(id, undefined);
-      else if (r.status === 200) out.set(id, r.body.data);
-      else throw new Error(`GET /messages/${id} answered ${r.status}`);
-    }
-  }));
-  return out;
-}
-
-/** Wamids whose status callbacks the simulator gave up on (every retry failed while we were down). */
-function givenUpWamids(simulatorStderr: string): Set<string> {
-  const out = new Set<string>();
-  for (const line of simulatorStderr.split("\n")) {
-    if (!line.includes("Callback delivery failed")) continue;
-    try {
-      out.add(JSON.parse(line).wamid);
-    } catch {
-      // a partial line
-    }
-  }
-  return out;
-}
 
 Deno.test("crash: kill -9 during sends loses no accepted message and bounds duplicates", async () => {
   const started = Date.now();
@@ -198,6 +57,7 @@ Deno.test("crash: kill -9 during sends loses no accepted message and bounds dupl
     LOG_LEVEL: "warn",
   };
   let server: ServerProcess | undefined;
+  let stopped = false;
   try {
     await cliJson(
       ["accounts", "create", "--name", "Crash", "--slug", "crash"],
@@ -235,7 +95,7 @@ Deno.test("crash: kill -9 during sends loses no accepted message and bounds dupl
       "--account",
       "crash",
       "--name",
-      TEMPLATE,
+      CRASH_TEMPLATE,
       "--language",
       "es_AR",
       "--category",
@@ -250,6 +110,7 @@ Deno.test("crash: kill -9 during sends loses no accepted message and bounds dupl
       displayPhoneNumber: CHANNEL_PHONE,
     });
     server = await startServer({ env, port, dataDir });
+    const servers = [server];
     const baseUrl = server.baseUrl;
 
     const tally: Tally = {
@@ -261,22 +122,32 @@ Deno.test("crash: kill -9 during sends loses no accepted message and bounds dupl
       requestErrors: 0,
     };
     let killsDone = 0;
+    let clientError: unknown;
     const ctx = {
       key,
       channelId: channel.id,
       tally,
-      done: () => killsDone >= KILLS && tally.accepted.size >= TARGET,
+      done: () =>
+        stopped || clientError !== undefined ||
+        (killsDone >= KILLS && tally.accepted.size >= TARGET),
     };
     const clients = Array.from(
       { length: CLIENTS },
-      (_, n) => client(baseUrl, ctx, n),
+      (_, n) =>
+        client(baseUrl, ctx, n).catch((err) => {
+          clientError ??= err;
+        }),
     );
 
     // The killer: each time after a random 200-1500 ms of sending, SIGKILL and restart.
     const killLog: string[] = [];
     for (let k = 1; k <= KILLS; k++) {
       // Wait until there is a backlog, so sends are in flight at the kill.
-      while (tally.accepted.size < 150 * k) await sleep(20);
+      await waitFor(
+        () => clientError !== undefined || tally.accepted.size >= 150 * k,
+        { timeoutMs: 60_000, what: `${150 * k} accepted messages` },
+      );
+      if (clientError) break;
       const after = randomBetween(200, 1_500);
       await sleep(after);
       const acceptedAtKill = tally.accepted.size;
@@ -284,6 +155,7 @@ Deno.test("crash: kill -9 during sends loses no accepted message and bounds dupl
       killsDone++;
       const down = Date.now();
       server = await server.restart();
+      servers.push(server);
       killLog.push(
         `kill ${k}: ${after} ms after start, ${acceptedAtKill} accepted, down ${
           Date.now() - down
@@ -291,7 +163,9 @@ Deno.test("crash: kill -9 during sends loses no accepted message and bounds dupl
       );
     }
     await Promise.all(clients);
+    if (clientError) throw clientError;
     const submittedAt = Date.now();
+    const submitMs = submittedAt - servers[0]!.startedAt;
 
     // Wait until every accepted message settled: read or failed, or sent /
     // delivered when the simulator gave up its callbacks (we were down too long).
@@ -344,6 +218,7 @@ Deno.test("crash: kill -9 during sends loses no accepted message and bounds dupl
     });
     const duplicated = Object.entries(counts).filter(([, n]) => n > 1);
     const duplicates = duplicated.reduce((sum, [, n]) => sum + n - 1, 0);
+    const rescued = servers.reduce((n, s) => n + rescuedJobs(s.proc.stderr), 0);
     const unknownUpstream = Object.keys(counts).filter((id) =>
       !tally.accepted.has(id)
     );
@@ -351,7 +226,8 @@ Deno.test("crash: kill -9 during sends loses no accepted message and bounds dupl
     console.log([
       "crash test summary",
       ...killLog.map((l) => `  ${l}`),
-      `  accepted ${ids.length} (batch ${tally.viaBatch}, single ${tally.viaSingle}, idempotent ${tally.viaIdempotent} of which ${tally.idempotentReplays} replayed after a failed attempt); ${tally.requestErrors} requests failed while the server was down`,
+      `  accepted ${ids.length} (batch ${tally.viaBatch}, single ${tally.viaSingle}, idempotent ${tally.viaIdempotent} of which ${tally.idempotentReplays} replayed after a failed attempt); ${tally.requestErrors} requests failed while the server was down; submitting took ${submitMs} ms`,
+      `  jobs rescued after their lease expired: ${rescued}`,
       `  statuses after ${settleMs} ms: ${JSON.stringify(byStatus)}`,
       `  upstream sends ${upstream.messages.length}, distinct messages ${
         Object.keys(counts).length
@@ -404,7 +280,13 @@ Deno.test("crash: kill -9 during sends loses no accepted message and bounds dupl
       duplicates <= KILLS * WORKERS,
       `${duplicates} duplicate sends exceed ${KILLS} kills x ${WORKERS} workers`,
     );
+    // Honesty check: the kills must have hit running jobs.
+    assert.ok(
+      rescued > 0,
+      "no job was running at any kill: nothing was exercised",
+    );
   } finally {
+    stopped = true; // clients still running after a failure give up
     if (server) await server[Symbol.asyncDispose]();
     await Deno.remove(dataDir, { recursive: true });
   }

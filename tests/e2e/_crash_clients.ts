@@ -1,0 +1,168 @@
+// The crash test's API clients and log readers.
+import assert from "node:assert/strict";
+import { api } from "./_http.ts";
+
+export const CRASH_TEMPLATE = "crash_notice";
+
+export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+export const randomBetween = (lo: number, hi: number) =>
+  lo + Math.floor(Math.random() * (hi - lo));
+
+let numberSeq = 0;
+/** A fresh Argentine mobile number per message: templates need no window. */
+function nextNumber(): string {
+  return `+549114${String(++numberSeq).padStart(7, "0")}`;
+}
+
+function templateMessage(to: string) {
+  return {
+    to,
+    type: "template",
+    template: { name: CRASH_TEMPLATE, language: { code: "es_AR" } },
+  };
+}
+
+export interface Tally {
+  accepted: Set<string>;
+  viaBatch: number;
+  viaSingle: number;
+  viaIdempotent: number;
+  idempotentReplays: number;
+  requestErrors: number;
+}
+
+/**
+ * One client: alternates batches of 100 and runs of 25 single sends (every
+ * other one with an Idempotency-Key, retried with the same key when the
+ * request fails). Only 2xx answers count as accepted.
+ */
+export async function client(
+  baseUrl: string,
+  ctx: { key: string; channelId: string; tally: Tally; done: () => boolean },
+  n: number,
+): Promise<void> {
+  const { tally } = ctx;
+  for (let round = 0; !ctx.done(); round++) {
+    try {
+      if ((round + n) % 2 === 0) {
+        const r = await api(baseUrl, ctx.key, "POST", "/messages/batch", {
+          body: {
+            defaultPhoneNumberId: ctx.channelId,
+            messages: Array.from(
+              { length: 100 },
+              () => templateMessage(nextNumber()),
+            ),
+          },
+        });
+        if (r.status !== 202) throw new Error(`batch answered ${r.status}`);
+        for (const item of r.body.data.items) {
+          assert.equal(item.result, "queued", JSON.stringify(item));
+          tally.accepted.add(item.message.id);
+          tally.viaBatch++;
+        }
+      } else {
+        for (let i = 0; i < 25 && !ctx.done(); i++) {
+          const body = {
+            phoneNumberId: ctx.channelId,
+            ...templateMessage(nextNumber()),
+          };
+          if (i % 2 === 0) {
+            await idempotentSend(baseUrl, ctx, body);
+          } else {
+            const r = await api(baseUrl, ctx.key, "POST", "/messages", {
+              body,
+            });
+            if (r.status !== 201) throw new Error(`send answered ${r.status}`);
+            tally.accepted.add(r.body.data.id);
+            tally.viaSingle++;
+          }
+        }
+      }
+    } catch (err) {
+      if (err instanceof assert.AssertionError) throw err;
+      tally.requestErrors++; // the server died under us: not accepted
+      await sleep(50);
+    }
+  }
+}
+
+export async function idempotentSend(
+  baseUrl: string,
+  ctx: { key: string; tally: Tally; done: () => boolean },
+  body: unknown,
+): Promise<void> {
+  const key = crypto.randomUUID();
+  for (let attempt = 1; attempt <= 200 && !ctx.done(); attempt++) {
+    try {
+      const r = await api(baseUrl, ctx.key, "POST", "/messages", {
+        body,
+        headers: { "idempotency-key": key },
+      });
+      if (r.status === 201) {
+        ctx.tally.accepted.add(r.body.data.id);
+        ctx.tally.viaIdempotent++;
+        if (r.headers.get("idempotent-replayed") === "true") {
+          ctx.tally.idempotentReplays++;
+        }
+        return;
+      }
+      throw new Error(`send answered ${r.status}`);
+    } catch {
+      ctx.tally.requestErrors++;
+      await sleep(50); // server restarting: same key again
+    }
+  }
+}
+
+/** GET /messages/:id for each id, 16 at a time; undefined for a 404. */
+export async function fetchStatuses(
+  baseUrl: string,
+  key: string,
+  ids: string[],
+): Promise<
+  Map<string, { status: string; waMessageId: string | null } | undefined>
+> {
+  const out = new Map<
+    string,
+    { status: string; waMessageId: string | null } | undefined
+  >();
+  let next = 0;
+  await Promise.all(Array.from({ length: 16 }, async () => {
+    while (next < ids.length) {
+      const id = ids[next++]!;
+      const r = await api(baseUrl, key, "GET", `/messages/${id}`);
+      if (r.status === 404) out.set(id, undefined);
+      else if (r.status === 200) out.set(id, r.body.data);
+      else throw new Error(`GET /messages/${id} answered ${r.status}`);
+    }
+  }));
+  return out;
+}
+
+/** Jobs the lease rescue handed back, summed over the "Rescued jobs" log lines. */
+export function rescuedJobs(serverStderr: string): number {
+  let total = 0;
+  for (const line of serverStderr.split("\n")) {
+    if (!line.includes("Rescued jobs with expired leases")) continue;
+    try {
+      total += Number(JSON.parse(line).rescued) || 0;
+    } catch {
+      // a partial line
+    }
+  }
+  return total;
+}
+
+/** Wamids whose status callbacks the simulator gave up on (every retry failed while we were down). */
+export function givenUpWamids(simulatorStderr: string): Set<string> {
+  const out = new Set<string>();
+  for (const line of simulatorStderr.split("\n")) {
+    if (!line.includes("Callback delivery failed")) continue;
+    try {
+      out.add(JSON.parse(line).wamid);
+    } catch {
+      // a partial line
+    }
+  }
+  return out;
+}
