@@ -44,7 +44,7 @@ export function createApp(
     c.header("X-Request-Id", requestId);
     const started = performance.now();
     await next();
-    log.debug("Request", {
+    log.info("Request", {
       method: c.req.method,
       path: c.req.path,
       status: c.res.status,
