@@ -25,7 +25,7 @@ export async function migrateToLatest(db: Kysely<Database>): Promise<string[]> {
     throw new Error(
       `Cannot migrate database: migration "${
         failed?.migrationName ?? "unknown"
-      }" failed`,
+      }" failed: ${(error as Error)?.message ?? String(error)}`,
       { cause: error },
     );
   }

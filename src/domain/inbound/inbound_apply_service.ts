@@ -11,7 +11,6 @@ import { findOrCreateContact } from "../contacts/contact_service.ts";
 import {
   findOrCreateConversation,
   recordInbound,
-  updateLastMessageStatus,
 } from "../conversations/conversation_service.ts";
 import { insertEvent } from "../events/event_repo.ts";
 import { previewOf } from "../messages/outbound.ts";
@@ -21,18 +20,15 @@ import {
   insertMessages,
   type MessageRow,
   setWamidIfMissing,
-  transitionStatus,
 } from "../messages/message_repo.ts";
-import {
-  messagePayload,
-  statusChangedPayload,
-} from "../messages/message_events.ts";
+import { messagePayload } from "../messages/message_events.ts";
 import {
   applyStatusReport,
   isOutboundStatus,
   type OutboundStatus,
 } from "../messages/status.ts";
 import { touchContactLastMessage } from "../messages/send_repo.ts";
+import { recordStatusChange } from "../messages/status_service.ts";
 import { insertMedia } from "../media/media_repo.ts";
 import { mediaStorageKey } from "../media/media.ts";
 import {
@@ -219,8 +215,7 @@ export async function applyStatus(
       return true;
     }
     const error = reported === "failed" ? status.errors?.[0] : undefined;
-    const moved = await transitionStatus(trx, row.id, {
-      from: decision.from,
+    await recordStatusChange(trx, row, {
       to: decision.to,
       now,
       waMessageId: status.id,
@@ -228,23 +223,9 @@ export async function applyStatus(
         ? {
           errorCode: error ? String(error.code) : "unknown",
           errorMessage: error?.error_data?.details ?? error?.message ??
-            error?.title ??
-            "Delivery failed",
+            error?.title ?? "Delivery failed",
         }
         : {}),
-    });
-    if (!moved) return true;
-    const updated = (await findMessageById(trx, row.id))!;
-    await updateLastMessageStatus(trx, {
-      conversationId: updated.conversation_id,
-      messageId: updated.id,
-      status: updated.status,
-    });
-    await insertEvent(trx, {
-      accountId: updated.account_id,
-      type: "message.status_changed",
-      data: statusChangedPayload(updated, decision.from),
-      createdAt: now,
     });
     return true;
   });

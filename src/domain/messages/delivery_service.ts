@@ -1,4 +1,4 @@
-import type { Db, Executor } from "../../db/schema.ts";
+import type { Db } from "../../db/schema.ts";
 import type { Clock } from "../../clock.ts";
 import type { SecretBox } from "../../crypto.ts";
 import type { Logger } from "../../log.ts";
@@ -9,16 +9,13 @@ import { type GraphApi, UpstreamError } from "../../upstream/graph_api.ts";
 import type { SendGovernor, SendLane } from "../../upstream/send_governor.ts";
 import { findChannelById } from "../channels/channel_repo.ts";
 import { channelAccessToken } from "../channels/channel_service.ts";
-import { updateLastMessageStatus } from "../conversations/conversation_service.ts";
-import { insertEvent } from "../events/event_repo.ts";
 import { cloudMessageBody } from "./outbound.ts";
 import {
   findMessageById,
   type MessageRow,
   setWamidIfMissing,
-  transitionStatus,
 } from "./message_repo.ts";
-import { statusChangedPayload } from "./message_events.ts";
+import { recordStatusChange } from "./status_service.ts";
 
 export interface DeliveryDeps {
   db: Db;
@@ -43,37 +40,6 @@ export class Throttled extends Error {
   }
 }
 
-async function recordTransition(
-  trx: Executor,
-  row: MessageRow,
-  change: {
-    to: string;
-    now: string;
-    waMessageId?: string;
-    errorCode?: string;
-    errorMessage?: string;
-  },
-): Promise<boolean> {
-  const moved = await transitionStatus(trx, row.id, {
-    from: row.status,
-    ...change,
-  });
-  if (!moved) return false;
-  const updated = (await findMessageById(trx, row.id))!;
-  await updateLastMessageStatus(trx, {
-    conversationId: updated.conversation_id,
-    messageId: updated.id,
-    status: updated.status,
-  });
-  await insertEvent(trx, {
-    accountId: updated.account_id,
-    type: "message.status_changed",
-    data: statusChangedPayload(updated, row.status),
-    createdAt: change.now,
-  });
-  return true;
-}
-
 async function markFailed(
   deps: DeliveryDeps,
   row: MessageRow,
@@ -85,7 +51,7 @@ async function markFailed(
     if (!current || current.status === "failed" || current.status === "read") {
       return;
     }
-    await recordTransition(trx, current, {
+    await recordStatusChange(trx, current, {
       to: "failed",
       now,
       errorCode: error.code,
@@ -165,7 +131,7 @@ export async function deliverMessage(
   await deps.db.transaction().execute(async (trx) => {
     const current = await findMessageById(trx, row.id);
     if (current?.status === "queued") {
-      await recordTransition(trx, current, {
+      await recordStatusChange(trx, current, {
         to: "sent",
         now,
         waMessageId: wamid,

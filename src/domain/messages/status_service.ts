@@ -1,0 +1,49 @@
+import type { Executor } from "../../db/schema.ts";
+import { updateLastMessageStatus } from "../conversations/conversation_service.ts";
+import { insertEvent } from "../events/event_repo.ts";
+import {
+  findMessageById,
+  type MessageRow,
+  transitionStatus,
+} from "./message_repo.ts";
+import { statusChangedPayload } from "./message_events.ts";
+
+export interface StatusChange {
+  to: string;
+  /** Database time (ISO 8601 UTC with ms). */
+  now: string;
+  waMessageId?: string;
+  errorCode?: string;
+  errorMessage?: string;
+}
+
+/**
+ * Moves a message from its current status (as read in `row`) to `change.to`
+ * in the caller's transaction, mirrors it on the conversation and records one
+ * `message.status_changed` event. False (and nothing written) when the
+ * message is no longer in the status `row` shows.
+ */
+export async function recordStatusChange(
+  trx: Executor,
+  row: MessageRow,
+  change: StatusChange,
+): Promise<boolean> {
+  const moved = await transitionStatus(trx, row.id, {
+    from: row.status,
+    ...change,
+  });
+  if (!moved) return false;
+  const updated = (await findMessageById(trx, row.id))!;
+  await updateLastMessageStatus(trx, {
+    conversationId: updated.conversation_id,
+    messageId: updated.id,
+    status: updated.status,
+  });
+  await insertEvent(trx, {
+    accountId: updated.account_id,
+    type: "message.status_changed",
+    data: statusChangedPayload(updated, row.status),
+    createdAt: change.now,
+  });
+  return true;
+}
