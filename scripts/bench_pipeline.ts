@@ -7,6 +7,10 @@
  * the simulator runs in the server's process on the same host, so the clocks agree).
  *
  *   deno run -A scripts/bench_pipeline.ts [--per-channel 5000] [--cap 240] [--live-every 200]
+ *     [--extra-channels 9] [--mixed 0|1] [--statuses 3|2|1]
+ *
+ * --mixed 1 spreads every batch over all channels (to compare against one channel per batch);
+ * --statuses N stops the simulator's status callbacks after sent (1) or delivered (2).
  */
 import {
   api,
@@ -14,62 +18,35 @@ import {
   type DevServer,
   freshNumber,
   machine,
-  ms,
   numberFlags,
   reportServerLog,
   sim,
+  sleep,
   startDevServer,
-  summary,
 } from "./_bench.ts";
+import {
+  arrivedBatch,
+  type Channel,
+  type LiveSend,
+  report,
+  reportChannels,
+  reportLive,
+  type Run,
+} from "./_bench_pipeline_report.ts";
 
 const flags = numberFlags({
   "per-channel": 5000,
   cap: 240,
   "live-every": 200,
   "extra-channels": 9,
+  /** 1: every batch mixes all channels (10 items each) instead of one channel per batch. */
+  mixed: 0,
+  /** Status callbacks per send: 3 = sent, delivered, read (the default); 1 = sent only. */
+  statuses: 3,
 });
 const BATCH = 100;
 const ENQUEUE_CONCURRENCY = 4;
 const PAGE = 5000;
-const LIMIT = 80;
-
-interface Channel {
-  id: string;
-  upstreamId: string;
-  phone: string;
-}
-
-interface LiveSend {
-  id: string | null;
-  ch: number;
-  /** Client clock right before the POST. */
-  acceptAt: number;
-  httpMs: number;
-  phase: "enqueue" | "drain";
-  status: number;
-}
-
-interface Run {
-  server: DevServer;
-  channels: Channel[];
-  started: number;
-  capAt: number;
-  enqueueing: boolean;
-  enqueueDoneAt: number | null;
-  enqueueErrors: number;
-  batchIds: Set<string>;
-  batchChannel: Map<string, number>;
-  live: LiveSend[];
-  /** Every send the simulator recorded, in order. */
-  samples: { opaque: string | null; upstreamId: string; at: number }[];
-  /** bizOpaque (our message id) -> first time the simulator accepted it. */
-  firstAt: Map<string, number>;
-  offset: number;
-}
-
-function sleep(msec: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, msec));
-}
 
 function welcome(to: string, n: number, channelId?: string) {
   return {
@@ -164,7 +141,9 @@ async function enqueueBacklog(run: Run): Promise<void> {
         const ch = b % run.channels.length;
         const messages = Array.from({ length: BATCH }, (_, k) => {
           const n = b * BATCH + k;
-          return welcome(freshNumber(n), n);
+          if (!flags.mixed) return welcome(freshNumber(n), n);
+          const own = (b + k) % run.channels.length;
+          return welcome(freshNumber(n), n, run.channels[own]!.id);
         });
         const res = await api(run.server, "POST", "/messages/batch", {
           defaultPhoneNumberId: run.channels[ch]!.id,
@@ -180,7 +159,8 @@ async function enqueueBacklog(run: Run): Promise<void> {
             continue;
           }
           run.batchIds.add(item.message.id);
-          run.batchChannel.set(item.message.id, ch);
+          const own = flags.mixed ? (b + item.index) % run.channels.length : ch;
+          run.batchChannel.set(item.message.id, own);
         }
       }
     }),
@@ -218,12 +198,6 @@ async function liveSends(run: Run, keepGoing: () => boolean): Promise<void> {
   await Promise.all(inflight);
 }
 
-function arrivedBatch(run: Run): number {
-  let n = 0;
-  for (const id of run.batchIds) if (run.firstAt.has(id)) n++;
-  return n;
-}
-
 /** Polls the simulator until the whole backlog arrived or the cap; prints progress. */
 async function watch(run: Run): Promise<void> {
   let lastProgress = Date.now();
@@ -245,128 +219,24 @@ async function watch(run: Run): Promise<void> {
   }
 }
 
-const liveLatency = (run: Run, l: LiveSend): number | null =>
-  l.id && run.firstAt.has(l.id) ? run.firstAt.get(l.id)! - l.acceptAt : null;
-
-function pad(values: (string | number)[], widths: number[]): string {
-  return "  " +
-    values.map((v, i) => String(v).padStart(widths[i]!)).join(" ");
-}
-
-function reportChannels(run: Run, throttled: Record<string, number>): void {
-  const byUpstream = new Map(run.channels.map((c, i) => [c.upstreamId, i]));
-  const times = run.channels.map(() => [] as number[]);
-  const counts = new Map<string, number>();
-  for (const s of run.samples) {
-    if (!s.opaque) continue;
-    counts.set(s.opaque, (counts.get(s.opaque) ?? 0) + 1);
-    const ch = byUpstream.get(s.upstreamId);
-    if (ch !== undefined && run.batchIds.has(s.opaque)) times[ch]!.push(s.at);
-  }
-  const widths = [13, 6, 7, 7, 6, 7, 5, 6, 8, 8, 8];
-  console.log(pad([
-    "channel",
-    "sent",
-    "span s",
-    "msg/s",
-    "of 80",
-    "130429",
-    "dups",
-    "live",
-    "p50 ms",
-    "p99 ms",
-    "max ms",
-  ], widths));
-  run.channels.forEach((ch, i) => {
-    const t = times[i]!;
-    const span = t.length > 1 ? (Math.max(...t) - Math.min(...t)) / 1000 : NaN;
-    const rate = t.length / span;
-    let dups = 0;
-    for (const [id, c] of run.batchChannel) {
-      if (c === i && (counts.get(id) ?? 0) > 1) dups++;
-    }
-    const lats = run.live.filter((l) => l.ch === i)
-      .map((l) => liveLatency(run, l)).filter((v): v is number => v !== null);
-    const s = summary(lats);
-    console.log(pad([
-      ch.phone,
-      t.length,
-      span.toFixed(1),
-      rate.toFixed(1),
-      `${((rate / LIMIT) * 100).toFixed(0)}%`,
-      throttled[ch.upstreamId] ?? 0,
-      dups,
-      lats.length,
-      s.p50.toFixed(0),
-      s.p99.toFixed(0),
-      s.max.toFixed(0),
-    ], widths));
-  });
-}
-
-function reportLive(run: Run): void {
-  for (const phase of ["enqueue", "drain"] as const) {
-    const sends = run.live.filter((l) => l.phase === phase);
-    const lats = sends.map((l) => liveLatency(run, l))
-      .filter((v): v is number => v !== null);
-    const s = summary(lats);
-    const h = summary(
-      sends.filter((l) => l.status === 201).map((l) => l.httpMs),
-    );
-    const rejected = sends.filter((l) => l.status !== 201).length;
-    console.log(`
-  live sends ${
-      phase === "enqueue"
-        ? "while the backlog is being enqueued"
-        : "while the backlog drains"
-    }: ${sends.length} (${rejected} rejected, ${
-      sends.length - rejected - lats.length
-    } never reached the simulator)
-    accept -> simulator: p50 ${ms(s.p50)}  p99 ${ms(s.p99)}  max ${ms(s.max)}
-    POST /messages HTTP: p50 ${ms(h.p50)}  p99 ${ms(h.p99)}  max ${ms(h.max)}`);
-  }
-}
-
-function report(run: Run, stats: { duplicates: number }): void {
-  const enqueueEnd = run.enqueueDoneAt ?? Date.now();
-  const enqueueS = (enqueueEnd - run.started) / 1000;
-  const arrived = arrivedBatch(run);
-  let last = 0;
-  for (const id of run.batchIds) {
-    last = Math.max(last, run.firstAt.get(id) ?? 0);
-  }
-  const drainS = (last - run.started) / 1000;
-  const complete = arrived === run.batchIds.size && !run.enqueueing;
-  console.log(`
-  enqueue:     ${run.batchIds.size} batch messages accepted in ${
-    enqueueS.toFixed(1)
-  } s (${
-    (run.batchIds.size / enqueueS).toFixed(0)
-  } msg/s, ${run.enqueueErrors} not accepted)
-  drain:       ${arrived} of ${run.batchIds.size} reached the simulator; ${
-    complete
-      ? `the last one at t+${drainS.toFixed(1)} s`
-      : `CAPPED at ${flags.cap} s (last seen at t+${drainS.toFixed(1)} s)`
-  }
-  aggregate:   ${
-    (arrived / drainS).toFixed(1)
-  } msg/s over ${run.channels.length} channels (limit ${
-    run.channels.length * LIMIT
-  })
-  duplicates:  ${stats.duplicates} (simulator sends > 1 per bizOpaque)
-`);
-}
-
 async function main(): Promise<void> {
   const server = await startDevServer();
   try {
     const channels = await createChannels(server);
+    const stopAfter = (["sent", "delivered", "read"] as const)[
+      flags.statuses - 1
+    ];
+    if (!stopAfter) throw new Error("--statuses must be 1, 2 or 3");
+    await sim(server, "POST", "/behaviour", { stopAfter });
     console.log(
       `bench_pipeline: ${channels.length} channels x ${
         flags["per-channel"]
       } batch messages (template welcome), a live send every ${
         flags["live-every"]
-      } ms on a random channel\n  ${machine()}; client and server share it`,
+      } ms on a random channel\n  ${
+        flags.mixed ? "each batch mixes all channels" : "one channel per batch"
+      }; status callbacks per send: ${flags.statuses} (up to "${stopAfter}")` +
+        `\n  ${machine()}; client and server share it`,
     );
     const started = Date.now();
     const run: Run = {
@@ -398,7 +268,7 @@ async function main(): Promise<void> {
       await sleep(250);
     } while (Date.now() < graceUntil);
     const stats = await sim(server, "GET", "/stats");
-    report(run, stats);
+    report(run, { ...stats, cap: flags.cap });
     reportChannels(run, stats.throttledByNumber);
     reportLive(run);
     reportServerLog(server);

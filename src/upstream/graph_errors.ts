@@ -38,7 +38,7 @@ const FLOW: GraphErrorRule = { category: "flow_unavailable", retryable: false };
 
 /** App and WABA quota errors clear slowly: wait a minute before the next try. */
 const QUOTA_BACKOFF_MS = 60_000;
-const THROUGHPUT_BACKOFF_MS = 1_000;
+const THROUGHPUT_BACKOFF_MS = 250; // the limit is per second: a quarter second clears a burst
 /** Meta allows about one message per 6 s to the same user. */
 const PAIR_BACKOFF_MS = 6_000;
 

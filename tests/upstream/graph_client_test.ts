@@ -149,7 +149,7 @@ Deno.test("sendMessage classifies 130429 as throttled and retryable", async () =
     assert.equal(err.httpStatus, 400);
     assert.equal(err.throttled, true);
     assert.equal(err.retryable, true);
-    assert.equal(err.retryAfterMs, 1000);
+    assert.equal(err.retryAfterMs, 250);
     assert.equal(err.code, "UPSTREAM_ERROR");
     assert.equal(
       err.message,

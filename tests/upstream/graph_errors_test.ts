@@ -54,7 +54,7 @@ Deno.test("classifyGraphError maps codes to categories and retryability", () => 
 Deno.test("classifyGraphError sets throttling and its backoff", () => {
   const throughput = classifyGraphError(400, body(130429));
   assert.equal(throughput.throttled, true);
-  assert.equal(throughput.retryAfterMs, 1000);
+  assert.equal(throughput.retryAfterMs, 250);
   const withHeader = classifyGraphError(
     400,
     body(130429),
