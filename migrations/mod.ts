@@ -1,7 +1,9 @@
 // Static index of every migration, so `deno compile` embeds them. Append only.
 import type { Migration } from "kysely";
 import * as m0001 from "./0001_initial.ts";
+import * as m0002 from "./0002_messages_channel_backlog.ts";
 
 export const migrations: Record<string, Migration> = {
   "0001_initial": m0001,
+  "0002_messages_channel_backlog": m0002,
 };

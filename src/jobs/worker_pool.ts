@@ -192,7 +192,13 @@ export class WorkerPool {
       try {
         const more = await this.#fill();
         errors = 0;
-        if (more) continue;
+        if (more) {
+          // node:sqlite answers synchronously, so a busy claim loop would run
+          // on microtasks alone and starve timers and the HTTP server: let
+          // the event loop turn before claiming again.
+          await new Promise((resolve) => setTimeout(resolve, 0));
+          continue;
+        }
         const full = this.#running.size >= this.#concurrency;
         await this.#sleep(full ? Infinity : this.#pollMs, true);
       } catch (err) {

@@ -24,12 +24,7 @@ export interface DeliveryDeps {
   secrets: SecretBox;
   graph: GraphApi;
   governor: SendGovernor;
-  config: { sendRatePerSecond: number };
 }
-
-/** Batch sends a channel may have waiting in its governor before more are put back in the queue. */
-const BATCH_WAITERS_PER_CHANNEL = 4;
-const MIN_REQUEUE_MS = 25;
 
 export interface DeliveryAttempt {
   attempt: number;
@@ -94,19 +89,6 @@ export async function deliverMessage(
       }`,
     });
     return;
-  }
-  if (row.lane === "batch") {
-    // A batch job must not hold a worker slot while its channel already has a
-    // queue: give the slot back (other channels' work runs meanwhile) and come
-    // back about when this channel has room.
-    const waiting = deps.governor.stats(channel.id).waitingBatch;
-    if (waiting >= BATCH_WAITERS_PER_CHANNEL) {
-      const rate = channel.sendRate ?? deps.config.sendRatePerSecond;
-      throw new Throttled(
-        Math.max(MIN_REQUEUE_MS, Math.ceil((waiting / rate) * 1000)),
-        `Channel "${channel.id}" has ${waiting} batch sends waiting`,
-      );
-    }
   }
   const contact = await deps.db.selectFrom("contacts").select("phone_number")
     .where("id", "=", row.contact_id).executeTakeFirstOrThrow();

@@ -9,3 +9,17 @@ export async function touchContactLastMessage(
   await db.updateTable("contacts").set({ last_message_at: at, updated_at: at })
     .where("id", "=", contactId).execute();
 }
+
+/** How many batch sends of a channel are still waiting to go out. */
+export async function countQueuedBatch(
+  db: Executor,
+  channelId: string,
+): Promise<number> {
+  const row = await db.selectFrom("messages")
+    .select((eb) => eb.fn.countAll<number>().as("n"))
+    .where("channel_id", "=", channelId)
+    .where("lane", "=", "batch")
+    .where("status", "=", "queued")
+    .executeTakeFirst();
+  return Number(row?.n ?? 0);
+}

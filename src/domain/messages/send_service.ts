@@ -33,7 +33,7 @@ import {
   insertMessages,
   type MessageRow,
 } from "./message_repo.ts";
-import { touchContactLastMessage } from "./send_repo.ts";
+import { countQueuedBatch, touchContactLastMessage } from "./send_repo.ts";
 
 export interface SendDeps {
   db: Db;
@@ -257,14 +257,37 @@ function accepted(row: MessageRow): AcceptedMessage {
   };
 }
 
-function sendJobs(rows: MessageRow[], lane: Lane) {
+function sendJobs(rows: MessageRow[], lane: Lane, runAt?: Map<string, Date>) {
   return rows.map((row) => ({
     kind: "message.send",
     payload: { messageId: row.id },
     priority: lane === "live" ? PRIORITY.live : PRIORITY.batch,
     uniqueKey: `message.send:${row.id}`,
     maxAttempts: 12,
+    ...(runAt?.has(row.id) ? { runAt: runAt.get(row.id)! } : {}),
   }));
+}
+
+/**
+ * Paces batch jobs: each channel's new sends become due one send interval
+ * apart, after what that channel already has queued. Claims then interleave
+ * channels instead of filling every worker with one channel's batch, which
+ * would only wait in that channel's governor (the governor still enforces
+ * the exact rate).
+ */
+class BatchPacer {
+  #next = new Map<string, number>();
+  constructor(readonly now: Date, readonly defaultRate: number) {}
+
+  async dueAt(trx: Executor, channel: Channel): Promise<Date> {
+    let position = this.#next.get(channel.id);
+    if (position === undefined) {
+      position = await countQueuedBatch(trx, channel.id);
+    }
+    this.#next.set(channel.id, position + 1);
+    const rate = channel.sendRate ?? this.defaultRate;
+    return new Date(this.now.getTime() + Math.floor((position * 1000) / rate));
+  }
 }
 
 /**
@@ -320,7 +343,7 @@ function clientRefOf(raw: unknown): string | null {
  */
 export async function acceptBatch(
   trx: Executor,
-  deps: { clock: Clock },
+  deps: { clock: Clock; config: { sendRatePerSecond: number } },
   accountId: string,
   input: {
     messages: unknown[];
@@ -337,6 +360,8 @@ export async function acceptBatch(
   const respectOptOut = input.respectOptOut ?? true;
   const items: BatchItem[] = [];
   const rows: MessageRow[] = [];
+  const pacer = new BatchPacer(ctx.now, deps.config.sendRatePerSecond);
+  const runAt = new Map<string, Date>();
   for (const [index, raw] of input.messages.entries()) {
     const clientRef = clientRefOf(raw);
     const parsed: ParseResult = parseSendMessage(raw, {
@@ -359,6 +384,10 @@ export async function acceptBatch(
         items.push({ index, clientRef, result: "skipped", reason: skipped });
         continue;
       }
+      runAt.set(
+        row.id,
+        await pacer.dueAt(trx, ctx.channels.get(row.channel_id!)!),
+      );
       // Rows go in one by one so later items see earlier items' contacts.
       await insertMessages(trx, [row]);
       rows.push(row);
@@ -374,7 +403,7 @@ export async function acceptBatch(
       });
     }
   }
-  await enqueueMany(trx, sendJobs(rows, "batch"), ctx.now);
+  await enqueueMany(trx, sendJobs(rows, "batch", runAt), ctx.now);
   return {
     accepted: rows.length,
     skipped: items.filter((i) => i.result === "skipped").length,
