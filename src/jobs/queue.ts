@@ -270,11 +270,15 @@ export async function extendLease(
 
 /**
  * Hands back running jobs whose lease expired (their worker died or hung): retryable now,
- * or discarded when that was the last attempt. The old lease token stops working.
+ * or discarded once past their last attempt. The old lease token stops working.
  */
 export async function rescueExpiredLeases(db: Db, now: Date): Promise<number> {
   const at = toDbTime(now);
-  const last = sql`attempt >= max_attempts`;
+  // One run past max_attempts: a job lost on its last attempt (its worker
+  // died) gets one more run, so its handler can record the final outcome
+  // (a message marked failed, not left queued). A job that keeps killing its
+  // worker is discarded after that.
+  const last = sql`attempt > max_attempts`;
   const { rows } = await sql<{ id: string }>`
     update jobs
     set state = case when ${last} then 'discarded' else 'retryable' end,

@@ -191,7 +191,7 @@ engineTest(
 );
 
 engineTest(
-  "rescueExpiredLeases() discards a job on its last attempt",
+  "rescueExpiredLeases() gives a job lost on its last attempt one more run, then discards it",
   async (h) => {
     const db = h.container.db;
     const id = await enqueue(db, {
@@ -200,6 +200,10 @@ engineTest(
       priority: PRIORITY.live,
       maxAttempts: 1,
     }, h.clock.now());
+    await claimDue(h);
+    clockOf(h).advance(LEASE_MS + 1);
+    assert.equal(await rescueExpiredLeases(db, h.clock.now()), 1);
+    assert.equal((await row(h, id)).state, "retryable");
     await claimDue(h);
     clockOf(h).advance(LEASE_MS + 1);
     assert.equal(await rescueExpiredLeases(db, h.clock.now()), 1);
