@@ -32,7 +32,8 @@ const EnvSchema = z.object({
   MEDIA_MAX_BYTES: z.coerce.number().int().positive().default(
     100 * 1024 * 1024,
   ),
-  SHUTDOWN_DRAIN_MS: z.coerce.number().int().min(0).default(10_000),
+  // Longer than the Graph API timeout (15 s), so a deploy lets in-flight sends finish.
+  SHUTDOWN_DRAIN_MS: z.coerce.number().int().min(0).default(20_000),
 });
 
 export interface Config {

@@ -58,3 +58,15 @@ export function coerceError(err: unknown): Error {
   if (err instanceof Error) return err;
   return new Error(typeof err === "string" ? err : JSON.stringify(err));
 }
+
+/**
+ * Thrown by a job's work to say "not now": the job runs again after
+ * `delayMs` without spending an attempt (upstream throttling, a status
+ * report whose message is not committed yet).
+ */
+export class RetryLater extends Error {
+  override readonly name = "RetryLater";
+  constructor(readonly delayMs: number, message: string) {
+    super(message);
+  }
+}

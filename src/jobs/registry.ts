@@ -1,10 +1,7 @@
 import type { Container } from "../container.ts";
 import { z } from "zod";
-import { AppError } from "../errors.ts";
-import {
-  deliverMessage,
-  Throttled,
-} from "../domain/messages/delivery_service.ts";
+import { AppError, RetryLater } from "../errors.ts";
+import { deliverMessage } from "../domain/messages/delivery_service.ts";
 import { processInboundPayload } from "../domain/inbound/inbound_service.ts";
 import { downloadInboundMedia } from "../domain/media/media_service.ts";
 import { type JobContext, type JobHandler, Snooze } from "./worker_pool.ts";
@@ -34,24 +31,29 @@ function attemptOf(ctx: JobContext) {
   };
 }
 
+/** A domain "not now" becomes the pool's Snooze (no attempt spent). */
+function deferrable(handler: JobHandler): JobHandler {
+  return async (payload, ctx) => {
+    try {
+      await handler(payload, ctx);
+    } catch (err) {
+      if (err instanceof RetryLater) throw new Snooze(err.delayMs, err.message);
+      throw err;
+    }
+  };
+}
+
 /** Every job kind the program runs, with its handler. */
 export function createJobHandlers(c: Container): Record<string, JobHandler> {
   return {
-    "message.send": async (payload, ctx) => {
+    "message.send": deferrable(async (payload, ctx) => {
       const { messageId } = parse(MessagePayload, payload, "message.send");
-      try {
-        await deliverMessage(c, messageId, attemptOf(ctx));
-      } catch (err) {
-        if (err instanceof Throttled) {
-          throw new Snooze(err.delayMs, err.message);
-        }
-        throw err;
-      }
-    },
-    "meta.inbound": async (payload) => {
+      await deliverMessage(c, messageId, attemptOf(ctx));
+    }),
+    "meta.inbound": deferrable(async (payload) => {
       const { payloadId } = parse(InboundPayload, payload, "meta.inbound");
       await processInboundPayload(c, payloadId);
-    },
+    }),
     "media.download": async (payload, ctx) => {
       const { mediaId } = parse(MediaPayload, payload, "media.download");
       await downloadInboundMedia(c, mediaId, attemptOf(ctx));

@@ -1,4 +1,5 @@
 import { AwsClient } from "aws4fetch";
+import { contentDisposition } from "./content_disposition.ts";
 import { sha256Hex } from "../crypto.ts";
 import { AppError } from "../errors.ts";
 import {
@@ -161,16 +162,6 @@ function normalisePrefix(prefix: string): string {
   if (trimmed === "") return "";
   assertBlobKey(trimmed);
   return `${trimmed}/`;
-}
-
-/** `attachment` with an ASCII fallback name and the exact UTF-8 name (RFC 6266). */
-export function contentDisposition(fileName: string): string {
-  const ascii = fileName.replace(/[^\x20-\x7e]|["\\%]/g, "_");
-  const exact = encodeURIComponent(fileName).replace(
-    /['()*]/g,
-    (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`,
-  );
-  return `attachment; filename="${ascii}"; filename*=UTF-8''${exact}`;
 }
 
 /** SigV4 timestamp: `YYYYMMDD'T'HHMMSS'Z'`. */

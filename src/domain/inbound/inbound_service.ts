@@ -1,7 +1,7 @@
 import type { Db } from "../../db/schema.ts";
 import type { Clock } from "../../clock.ts";
 import type { Logger } from "../../log.ts";
-import { AppError } from "../../errors.ts";
+import { AppError, RetryLater } from "../../errors.ts";
 import { newId } from "../../ids.ts";
 import { toDbTime } from "../../db/time.ts";
 import { enqueue, PRIORITY } from "../../jobs/queue.ts";
@@ -24,6 +24,7 @@ export interface InboundDeps {
 
 /** How long an unmatched status report is retried (our send may not have committed yet). */
 const UNMATCHED_RETRY_WINDOW_MS = 10 * 60 * 1000;
+const UNMATCHED_RETRY_DELAY_MS = 2_000;
 
 /** Answers Meta's verification handshake: the challenge when mode and token match. */
 export function verifyHandshake(
@@ -149,10 +150,10 @@ export async function processInboundPayload(
   const now = deps.clock.now();
   const age = now.getTime() - Date.parse(stored.received_at);
   if (unmatched > 0 && age < UNMATCHED_RETRY_WINDOW_MS) {
-    throw new AppError(
-      "NOT_FOUND",
+    // Not an attempt: our send may just not have committed its upstream id yet.
+    throw new RetryLater(
+      UNMATCHED_RETRY_DELAY_MS,
       `Cannot match ${unmatched} status report(s) to a message yet`,
-      { retryable: true, retryAfterMs: 2000 },
     );
   }
   await deps.db.updateTable("inbound_payloads").set({

@@ -11,6 +11,7 @@ import {
   signMediaUrl,
   verifyMediaSignature,
 } from "../../storage/signed_url.ts";
+import { contentDisposition } from "../../storage/content_disposition.ts";
 import { findChannelById } from "../channels/channel_repo.ts";
 import { channelAccessToken } from "../channels/channel_service.ts";
 import { setMessageMedia } from "../messages/message_repo.ts";
@@ -204,7 +205,7 @@ export async function openSignedMedia(
     expires: string | undefined;
     signature: string | undefined;
   },
-): Promise<{ bytes: Uint8Array; mimeType: string; fileName: string }> {
+): Promise<{ bytes: Uint8Array; mimeType: string; disposition: string }> {
   const check = await verifyMediaSignature(deps.config.secretKey!, {
     mediaId: input.mediaId,
     expires: input.expires,
@@ -232,6 +233,6 @@ export async function openSignedMedia(
   return {
     bytes: blob.bytes,
     mimeType: media.mime_type,
-    fileName: media.file_name,
+    disposition: contentDisposition(media.file_name),
   };
 }

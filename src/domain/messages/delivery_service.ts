@@ -2,7 +2,7 @@ import type { Db } from "../../db/schema.ts";
 import type { Clock } from "../../clock.ts";
 import type { SecretBox } from "../../crypto.ts";
 import type { Logger } from "../../log.ts";
-import { AppError } from "../../errors.ts";
+import { AppError, RetryLater } from "../../errors.ts";
 import { fromJson } from "../../db/json.ts";
 import { toDbTime } from "../../db/time.ts";
 import { type GraphApi, UpstreamError } from "../../upstream/graph_api.ts";
@@ -32,25 +32,21 @@ export interface DeliveryAttempt {
   signal?: AbortSignal;
 }
 
-/** Thrown when upstream throttling asks us to wait: the job runs again later without using an attempt. */
-export class Throttled extends Error {
-  override readonly name = "Throttled";
-  constructor(readonly delayMs: number, message: string) {
-    super(message);
-  }
-}
+/** Never re-run a throttled send sooner than this, whatever Retry-After says. */
+const MIN_THROTTLE_WAIT_MS = 250;
+/** Tries of the write that records an accepted send (a resend would be a duplicate). */
+const RECORD_TRIES = 5;
 
+/** Marks a message failed, but only while it is still queued: a report that got further wins. */
 async function markFailed(
   deps: DeliveryDeps,
-  row: MessageRow,
+  messageId: string,
   error: { code: string; message: string },
 ): Promise<void> {
   const now = toDbTime(deps.clock.now());
   await deps.db.transaction().execute(async (trx) => {
-    const current = await findMessageById(trx, row.id);
-    if (!current || current.status === "failed" || current.status === "read") {
-      return;
-    }
+    const current = await findMessageById(trx, messageId);
+    if (current?.status !== "queued") return;
     await recordStatusChange(trx, current, {
       to: "failed",
       now,
@@ -60,35 +56,79 @@ async function markFailed(
   });
 }
 
+/** What a failed send is stored as: upstream code and message, never internal details. */
+function failureOf(err: unknown): { code: string; message: string } {
+  if (err instanceof UpstreamError) {
+    if (err.category === "network") {
+      return {
+        code: "network",
+        message: "The upstream could not be reached (network error or timeout)",
+      };
+    }
+    return {
+      code: String(err.upstreamCode ?? err.category),
+      message: err.message,
+    };
+  }
+  if (err instanceof AppError && err.code !== "INTERNAL_ERROR") {
+    return { code: err.code, message: err.message };
+  }
+  return { code: "SEND_FAILED", message: "The message could not be sent" };
+}
+
 /**
  * Sends one queued message upstream, paced by the channel's governor. On
  * success the message moves to `sent` with its upstream id; a permanent
- * failure (or the last attempt) moves it to `failed`; throttling and
- * transient failures are left to the job's retry.
+ * failure, or any failure on the last attempt, moves it to `failed`, so an
+ * accepted message never stays queued. Throttling re-runs the job later
+ * without spending an attempt; transient failures are left to the retry.
  */
 export async function deliverMessage(
   deps: DeliveryDeps,
   messageId: string,
   attempt: DeliveryAttempt,
 ): Promise<void> {
-  const row = await findMessageById(deps.db, messageId);
+  let wamid: string;
+  try {
+    const result = await sendOnce(deps, messageId, attempt);
+    if (result === "nothing") return;
+    wamid = result;
+  } catch (err) {
+    // Shutdown or a lost lease: another run will finish this message.
+    if (attempt.signal?.aborted || err instanceof RetryLater) throw err;
+    const last = attempt.attempt >= attempt.maxAttempts;
+    const retryable = !(err instanceof AppError) || err.retryable;
+    if (retryable && !last) throw err;
+    await markFailed(deps, messageId, failureOf(err));
+    return;
+  }
+  await recordAccepted(deps, messageId, wamid);
+}
+
+/** Sends the message once; the upstream id, or "nothing" when there is nothing left to send. */
+async function sendOnce(
+  deps: DeliveryDeps,
+  messageId: string,
+  attempt: DeliveryAttempt,
+): Promise<string | "nothing"> {
+  const row: MessageRow | undefined = await findMessageById(deps.db, messageId);
   if (
     !row || row.direction !== "outbound" || row.status !== "queued" ||
     row.wa_message_id
   ) {
-    return; // already sent, failed or advanced by a status report: nothing to do
+    return "nothing"; // already sent, failed or advanced by a status report
   }
   const channel = row.channel_id
     ? await findChannelById(deps.db, row.channel_id)
     : undefined;
   if (!channel || channel.status !== "connected") {
-    await markFailed(deps, row, {
+    await markFailed(deps, row.id, {
       code: "CHANNEL_NOT_CONNECTED",
       message: `Channel "${row.channel_id}" is ${
         channel ? channel.status : "gone"
       }`,
     });
-    return;
+    return "nothing";
   }
   const contact = await deps.db.selectFrom("contacts").select("phone_number")
     .where("id", "=", row.contact_id).executeTakeFirstOrThrow();
@@ -102,43 +142,67 @@ export async function deliverMessage(
     { id: row.id, type: row.type, content: fromJson(row.content, {}) },
     contact.phone_number,
   );
-  let wamid: string;
   try {
     const sent = await deps.graph.sendMessage(
       { phoneNumberId: channel.upstreamPhoneNumberId, accessToken },
       body,
       attempt.signal ? { signal: attempt.signal } : {},
     );
-    wamid = sent.wamid;
+    return sent.wamid;
   } catch (err) {
     if (err instanceof UpstreamError && err.throttled) {
-      const waitMs = err.retryAfterMs ?? 1000;
-      deps.governor.pause(channel.id, waitMs);
-      throw new Throttled(waitMs, err.message);
+      const waitMs = Math.max(MIN_THROTTLE_WAIT_MS, err.retryAfterMs ?? 1000);
+      // The pair limit is about one recipient: the rest of the number's sends go on.
+      if (err.category !== "throttled_pair") {
+        deps.governor.pause(channel.id, waitMs);
+      }
+      throw new RetryLater(waitMs, err.message);
     }
-    const last = attempt.attempt >= attempt.maxAttempts;
-    const retryable = !(err instanceof AppError) || err.retryable;
-    if (retryable && !last) throw err;
-    await markFailed(deps, row, {
-      code: err instanceof UpstreamError
-        ? String(err.upstreamCode ?? err.category)
-        : "SEND_FAILED",
-      message: err instanceof Error ? err.message : String(err),
-    });
-    return;
+    throw err;
   }
-  const now = toDbTime(deps.clock.now());
-  await deps.db.transaction().execute(async (trx) => {
-    const current = await findMessageById(trx, row.id);
-    if (current?.status === "queued") {
-      await recordStatusChange(trx, current, {
-        to: "sent",
-        now,
-        waMessageId: wamid,
+}
+
+/**
+ * Records an accepted send. The upstream already has the message, so a
+ * failure here must never turn into a retry of the job (that would send it
+ * twice): the write is retried in place, and if it still fails the status
+ * callbacks (matched by our id in biz_opaque_callback_data) will move it.
+ */
+async function recordAccepted(
+  deps: DeliveryDeps,
+  messageId: string,
+  wamid: string,
+): Promise<void> {
+  for (let i = 1;; i++) {
+    try {
+      const now = toDbTime(deps.clock.now());
+      await deps.db.transaction().execute(async (trx) => {
+        const current = await findMessageById(trx, messageId);
+        if (current?.status === "queued") {
+          await recordStatusChange(trx, current, {
+            to: "sent",
+            now,
+            waMessageId: wamid,
+          });
+        } else {
+          // A status report got here first (matched by our opaque id); keep its status.
+          await setWamidIfMissing(trx, messageId, wamid);
+        }
       });
-    } else {
-      // A status report got here first (it matched by our opaque id); keep its status.
-      await setWamidIfMissing(trx, row.id, wamid);
+      return;
+    } catch (err) {
+      if (i >= RECORD_TRIES) {
+        deps.log.error(
+          "Cannot record an accepted send; status callbacks will",
+          {
+            err,
+            messageId,
+            wamid,
+          },
+        );
+        return;
+      }
+      await new Promise((resolve) => setTimeout(resolve, 50 * 2 ** i));
     }
-  });
+  }
 }

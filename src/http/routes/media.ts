@@ -100,9 +100,9 @@ export function mediaDownloadRoutes(container: Container): Hono<AppEnv> {
       headers: {
         "content-type": file.mimeType,
         "content-length": String(file.bytes.length),
-        "content-disposition": `attachment; filename="${
-          file.fileName.replace(/["\\\r\n]/g, "_")
-        }"`,
+        "content-disposition": file.disposition,
+        // The type comes from upstream data: never let a browser guess another.
+        "x-content-type-options": "nosniff",
         "cache-control": "private, max-age=60",
       },
     });

@@ -1,0 +1,151 @@
+import assert from "node:assert/strict";
+import { createHarness, type Harness } from "../_harness.ts";
+import { createTemplate } from "../../src/domain/templates/template_service.ts";
+import { acceptMessage } from "../../src/domain/messages/send_service.ts";
+import { deliverMessage } from "../../src/domain/messages/delivery_service.ts";
+import { processInboundPayload } from "../../src/domain/inbound/inbound_service.ts";
+import { RetryLater } from "../../src/errors.ts";
+import type { GraphApi } from "../../src/upstream/graph_api.ts";
+
+async function queuedTemplate(h: Harness): Promise<string> {
+  await createTemplate(h.container, {
+    accountId: h.tenant.account.id,
+    name: "notice",
+    language: "en",
+    category: "UTILITY",
+    status: "approved",
+    components: [{ type: "BODY", text: "Notice" }],
+  });
+  const accepted = await h.container.db.transaction().execute((trx) =>
+    acceptMessage(trx, h.container, h.tenant.account.id, {
+      phoneNumberId: h.tenant.channel.id,
+      to: "+5491144445555",
+      type: "template",
+      template: { name: "notice", language: { code: "en" } },
+    })
+  );
+  return accepted.id;
+}
+
+async function statusOf(h: Harness, id: string) {
+  return await h.container.db.selectFrom("messages")
+    .select(["status", "error_code", "error_message"]).where("id", "=", id)
+    .executeTakeFirstOrThrow();
+}
+
+const NEVER_CALLED: GraphApi = {
+  sendMessage: () => Promise.reject(new Error("must not be called")),
+  markRead: () => Promise.reject(new Error("must not be called")),
+  getMediaInfo: () => Promise.reject(new Error("must not be called")),
+  downloadMedia: () => Promise.reject(new Error("must not be called")),
+};
+
+Deno.test("a send that cannot even start fails the message on its last attempt instead of leaving it queued", async () => {
+  await using h = await createHarness();
+  const id = await queuedTemplate(h);
+  // A SECRET_KEY change makes the stored access token undecryptable.
+  await h.container.db.updateTable("channels").set({
+    access_token_enc: "v1.AAAA.AAAA",
+  })
+    .where("id", "=", h.tenant.channel.id).execute();
+  const deps = { ...h.container, graph: NEVER_CALLED };
+  await assert.rejects(
+    deliverMessage(deps, id, { attempt: 1, maxAttempts: 3 }),
+  );
+  assert.equal(
+    (await statusOf(h, id)).status,
+    "queued",
+    "retried while attempts remain",
+  );
+  await deliverMessage(deps, id, { attempt: 3, maxAttempts: 3 });
+  const row = await statusOf(h, id);
+  assert.equal(row.status, "failed");
+  assert.equal(row.error_code, "SEND_FAILED");
+  assert.doesNotMatch(String(row.error_message), /v1\.|decrypt|stack/i);
+});
+
+Deno.test("a send accepted upstream is recorded even if the first write fails, and is never sent twice", async () => {
+  await using h = await createHarness();
+  const id = await queuedTemplate(h);
+  let sends = 0;
+  const graph: GraphApi = {
+    ...NEVER_CALLED,
+    sendMessage: () =>
+      Promise.resolve({
+        wamid: `wamid.T${++sends}`,
+        waId: null,
+        messageStatus: null,
+      }),
+  };
+  // The first transaction after the upstream call fails (a dropped libSQL connection, say).
+  const db = h.container.db;
+  let failNext = false;
+  const flaky = new Proxy(db, {
+    get(target, prop, receiver) {
+      if (prop === "transaction" && failNext) {
+        failNext = false;
+        return () => ({
+          execute: () => Promise.reject(new Error("connection reset")),
+        });
+      }
+      const value = Reflect.get(target, prop, receiver);
+      // Kysely keeps #private fields: call its methods on the real instance.
+      return typeof value === "function" ? value.bind(target) : value;
+    },
+  });
+  const deps = {
+    ...h.container,
+    db: flaky,
+    graph: {
+      ...graph,
+      sendMessage: async (...args: Parameters<GraphApi["sendMessage"]>) => {
+        const out = await graph.sendMessage(...args);
+        failNext = true;
+        return out;
+      },
+    },
+  };
+  await deliverMessage(deps, id, { attempt: 1, maxAttempts: 3 });
+  await deliverMessage(deps, id, { attempt: 2, maxAttempts: 3 });
+  assert.equal(sends, 1);
+  const row = await db.selectFrom("messages").select([
+    "status",
+    "wa_message_id",
+  ])
+    .where("id", "=", id).executeTakeFirstOrThrow();
+  assert.deepEqual({ ...row }, { status: "sent", wa_message_id: "wamid.T1" });
+});
+
+Deno.test("a status report for a message not committed yet is retried without spending attempts", async () => {
+  await using h = await createHarness();
+  const body = JSON.stringify({
+    object: "whatsapp_business_account",
+    entry: [{
+      id: h.tenant.channel.wabaId,
+      changes: [{
+        field: "messages",
+        value: {
+          messaging_product: "whatsapp",
+          metadata: {
+            display_phone_number: "15550100001",
+            phone_number_id: h.tenant.channel.upstreamPhoneNumberId,
+          },
+          statuses: [{
+            id: "wamid.unknown",
+            status: "delivered",
+            timestamp: "1",
+          }],
+        },
+      }],
+    }],
+  });
+  const id = crypto.randomUUID();
+  await h.container.db.insertInto("inbound_payloads").values({
+    id,
+    body,
+    received_at: h.clock.now().toISOString(),
+    processed_at: null,
+    error: null,
+  }).execute();
+  await assert.rejects(processInboundPayload(h.container, id), RetryLater);
+});
