@@ -10,8 +10,12 @@ interface Rule {
   why: string;
 }
 
-/** Pure helpers in src/db that rules may use (formats, no I/O). */
-const PURE_DB_HELPERS = ["src/db/json.ts", "src/db/time.ts"];
+/** Pure parts of src/db that rules may use (formats and row types, no I/O). */
+const PURE_DB_HELPERS = [
+  "src/db/json.ts",
+  "src/db/time.ts",
+  "src/db/schema.ts",
+];
 
 const isRepo = (f: string) => f.endsWith("_repo.ts");
 const isDomainPure = (f: string) =>

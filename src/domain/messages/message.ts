@@ -1,5 +1,7 @@
 /** Message types and the one mapping from a stored row to the API's Message. */
 
+import type { MessagesTable } from "../../db/schema.ts";
+
 export type MessageDirection = "inbound" | "outbound";
 export const MESSAGE_STATUSES = [
   "queued",
@@ -64,27 +66,28 @@ export interface MessageView {
   createdAt: string;
 }
 
-/** The columns of a `messages` row the view reads (structurally a MessagesTable row). */
-export interface MessageRow {
-  id: string;
-  conversation_id: string;
-  contact_id: string;
-  channel_id: string | null;
-  direction: string;
-  type: string;
-  content: string;
-  status: string;
-  wa_message_id: string | null;
-  error_code: string | null;
-  error_message: string | null;
-  origin: string;
-  sent_by_ai: number;
-  campaign_id: string | null;
-  client_ref: string | null;
-  media_id: string | null;
-  media_key: string | null;
-  created_at: string;
-}
+/** The columns of a `messages` row the view reads. */
+export type MessageRow = Pick<
+  MessagesTable,
+  | "id"
+  | "conversation_id"
+  | "contact_id"
+  | "channel_id"
+  | "direction"
+  | "type"
+  | "content"
+  | "status"
+  | "wa_message_id"
+  | "error_code"
+  | "error_message"
+  | "origin"
+  | "sent_by_ai"
+  | "campaign_id"
+  | "client_ref"
+  | "media_id"
+  | "media_key"
+  | "created_at"
+>;
 
 /**
  * The API status of a stored status. Inbound rows are stored as `received`,
