@@ -4,6 +4,9 @@ import { z } from "zod";
  * Meta's webhook envelope (reference §4.3-4.5). Loose objects: Meta adds
  * fields over time and an unknown field must never make us drop a message.
  */
+/** Meta sends unix seconds as strings; accept a number too rather than drop the change. */
+const UnixSeconds = z.union([z.string(), z.number()]).transform(String);
+
 export const MetaError = z.looseObject({
   code: z.number(),
   title: z.string().optional(),
@@ -14,7 +17,7 @@ export const MetaError = z.looseObject({
 export const MetaStatus = z.looseObject({
   id: z.string().min(1),
   status: z.string(),
-  timestamp: z.string().optional(),
+  timestamp: UnixSeconds.optional(),
   recipient_id: z.string().optional(),
   biz_opaque_callback_data: z.string().optional(),
   errors: z.array(MetaError).optional(),
@@ -24,7 +27,7 @@ export type MetaStatus = z.infer<typeof MetaStatus>;
 export const MetaMessage = z.looseObject({
   from: z.string().min(1),
   id: z.string().min(1),
-  timestamp: z.string().optional(),
+  timestamp: UnixSeconds.optional(),
   type: z.string(),
   context: z.looseObject({
     from: z.string().optional(),

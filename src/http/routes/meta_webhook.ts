@@ -26,10 +26,7 @@ export function metaWebhookRoutes(container: Container): Hono<AppEnv> {
     if (length > MAX_WEBHOOK_BYTES) {
       throw new AppError("PAYLOAD_TOO_LARGE", "Webhook body is too large");
     }
-    const raw = new Uint8Array(await c.req.arrayBuffer());
-    if (raw.length > MAX_WEBHOOK_BYTES) {
-      throw new AppError("PAYLOAD_TOO_LARGE", "Webhook body is too large");
-    }
+    const raw = await readCapped(c.req.raw.body, MAX_WEBHOOK_BYTES);
     await acceptMetaWebhook(
       container,
       raw,
@@ -38,4 +35,32 @@ export function metaWebhookRoutes(container: Container): Hono<AppEnv> {
     return c.text("EVENT_RECEIVED", 200);
   });
   return app;
+}
+
+/** Reads a body, giving up as soon as it passes `max` bytes (chunked bodies have no length). */
+async function readCapped(
+  body: ReadableStream<Uint8Array> | null,
+  max: number,
+): Promise<Uint8Array> {
+  if (!body) return new Uint8Array();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  const reader = body.getReader();
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    size += value.length;
+    if (size > max) {
+      await reader.cancel().catch(() => {});
+      throw new AppError("PAYLOAD_TOO_LARGE", "Webhook body is too large");
+    }
+    chunks.push(value);
+  }
+  const out = new Uint8Array(size);
+  let offset = 0;
+  for (const chunk of chunks) {
+    out.set(chunk, offset);
+    offset += chunk.length;
+  }
+  return out;
 }
