@@ -1,40 +1,8 @@
 import assert from "node:assert/strict";
-import { createHarness, type Harness } from "../_harness.ts";
 import { createMessagingHarness } from "../_support/messaging.ts";
 import { waitFor } from "../_support/wait.ts";
-import {
-  escapeUnicode,
-  signMetaBody,
-} from "../../src/upstream/meta_signature.ts";
-
-const SECRET = "test-app-secret";
-
-function inboundEnvelope(h: Harness, message: Record<string, unknown>) {
-  return {
-    object: "whatsapp_business_account",
-    entry: [{
-      id: h.tenant.channel.wabaId,
-      changes: [{
-        field: "messages",
-        value: {
-          messaging_product: "whatsapp",
-          metadata: {
-            display_phone_number: h.tenant.channel.phoneNumber.slice(1),
-            phone_number_id: h.tenant.channel.upstreamPhoneNumberId,
-          },
-          contacts: [{ profile: { name: "Num" }, wa_id: "5491177778888" }],
-          messages: [message],
-        },
-      }],
-    }],
-  };
-}
-
-async function countRows(h: Harness, table: "inbound_payloads" | "messages") {
-  const row = await h.container.db.selectFrom(table)
-    .select((eb) => eb.fn.countAll<number>().as("n")).executeTakeFirstOrThrow();
-  return Number(row.n);
-}
+import { createHarness } from "../_harness.ts";
+import { inboundEnvelope, postWebhook, signedBody } from "./_helpers.ts";
 
 Deno.test({
   name: "an inbound message with a numeric timestamp is stored, not dropped",
@@ -42,23 +10,13 @@ Deno.test({
   sanitizeResources: false,
   fn: async () => {
     await using h = await createMessagingHarness();
-    const body = escapeUnicode(JSON.stringify(inboundEnvelope(h, {
-      from: "5491177778888",
+    const { raw, signature } = await signedBody(inboundEnvelope(h, {
       id: "wamid.numeric-ts",
       timestamp: Math.floor(Date.now() / 1000),
       type: "text",
       text: { body: "número" },
-    })));
-    const res = await fetch(`${h.baseUrl}/meta/webhook`, {
-      method: "POST",
-      headers: {
-        "content-type": "application/json",
-        "x-hub-signature-256": await signMetaBody(SECRET, body),
-      },
-      body,
-    });
-    assert.equal(res.status, 200);
-    await res.body?.cancel();
+    }, "+5491177778888"));
+    assert.equal((await postWebhook(h, raw, signature)).status, 200);
     const row = await waitFor(
       () =>
         h.container.db.selectFrom("messages").select(["content"])
@@ -95,5 +53,7 @@ Deno.test("a chunked webhook body over the limit is refused before it is read wh
   assert.equal(res.status, 413);
   assert.equal((await res.json()).error.code, "PAYLOAD_TOO_LARGE");
   assert.ok(sent < 64, `read ${sent} MiB before refusing`);
-  assert.equal(await countRows(h, "inbound_payloads"), 0);
+  const stored = await h.container.db.selectFrom("inbound_payloads")
+    .select((eb) => eb.fn.countAll<number>().as("n")).executeTakeFirstOrThrow();
+  assert.equal(Number(stored.n), 0);
 });

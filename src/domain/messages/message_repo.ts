@@ -111,23 +111,15 @@ export async function latestInboundWithWamid(
     .executeTakeFirst();
 }
 
-/** Finds an inbound message of the account by its upstream id. */
-export async function findInboundByWamid(
-  db: Executor,
-  accountId: string,
-  wamid: string,
-): Promise<MessageRow | undefined> {
-  return await db.selectFrom("messages").selectAll()
-    .where("wa_message_id", "=", wamid).where("account_id", "=", accountId)
-    .where("direction", "=", "inbound").executeTakeFirst();
-}
-
+/** A message of the account by its upstream id, optionally of one direction only. */
 export async function findAccountMessageByWamid(
   db: Executor,
   accountId: string,
   wamid: string,
+  options: { direction?: "inbound" | "outbound" } = {},
 ): Promise<MessageRow | undefined> {
-  return await db.selectFrom("messages").selectAll()
-    .where("wa_message_id", "=", wamid).where("account_id", "=", accountId)
-    .executeTakeFirst();
+  let q = db.selectFrom("messages").selectAll()
+    .where("wa_message_id", "=", wamid).where("account_id", "=", accountId);
+  if (options.direction) q = q.where("direction", "=", options.direction);
+  return await q.executeTakeFirst();
 }

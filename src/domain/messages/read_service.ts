@@ -9,7 +9,10 @@ import { findChannel } from "../channels/channel_repo.ts";
 import { channelAccessToken } from "../channels/channel_service.ts";
 import { findConversation } from "../conversations/conversation_repo.ts";
 import { resetUnread } from "../conversations/conversation_service.ts";
-import { findInboundByWamid, latestInboundWithWamid } from "./message_repo.ts";
+import {
+  findAccountMessageByWamid,
+  latestInboundWithWamid,
+} from "./message_repo.ts";
 
 export interface ReadDeps {
   db: Db;
@@ -131,7 +134,9 @@ export async function markMessageRead(
   accountId: string,
   wamid: string,
 ): Promise<ReadResult> {
-  const message = await findInboundByWamid(deps.db, accountId, wamid);
+  const message = await findAccountMessageByWamid(deps.db, accountId, wamid, {
+    direction: "inbound",
+  });
   if (!message) {
     throw new AppError(
       "MESSAGE_NOT_FOUND",
