@@ -42,7 +42,8 @@ const RULES: Rule[] = [
   },
   {
     applies: (f) =>
-      f.startsWith("src/upstream/") || f.startsWith("src/storage/"),
+      f.startsWith("src/upstream/") || f.startsWith("src/storage/") ||
+      f.startsWith("src/egress/") || f.startsWith("src/metrics/"),
     forbids: (t) => t.startsWith("src/domain/") || t.startsWith("src/http/"),
     why: "adapters depend only on their own interfaces",
   },
