@@ -167,6 +167,8 @@ export interface JobsTable {
   created_at: string;
   updated_at: string;
   finalized_at: string | null;
+  /** Jobs of one group (a webhook subscription) can be capped in flight. */
+  group_key: string | null;
 }
 
 export interface IdempotencyKeysTable {
@@ -188,6 +190,58 @@ export interface InboundPayloadsTable {
   error: string | null;
 }
 
+export interface WebhooksTable {
+  id: string;
+  account_id: string;
+  url: string;
+  /** JSON array of event kinds. */
+  events: string;
+  description: string | null;
+  enabled: number;
+  /** JSON array of the custom header names (values are only in headers_enc). */
+  header_names: string;
+  /** Sealed JSON object of the custom headers, or null when none. */
+  headers_enc: string | null;
+  secret_enc: string;
+  consecutive_failures: number;
+  last_delivery_at: string | null;
+  last_delivery_status: string | null;
+  disabled_at: string | null;
+  disabled_reason: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+/** One row per delivery attempt; `pending` is an attempt still to make. */
+export interface WebhookDeliveriesTable {
+  id: string;
+  account_id: string;
+  webhook_id: string;
+  /** Id of the chain's first row: every attempt of one delivery shares it. */
+  root_id: string;
+  event_id: string;
+  event: string;
+  /** The contact an event is about, to deliver contact.created first. */
+  subject_id: string | null;
+  /** This attempt waits while that chain has a pending attempt. */
+  after_root_id: string | null;
+  kind: string;
+  attempt: number;
+  status: string;
+  payload_hash: string;
+  status_code: number | null;
+  outcome: string | null;
+  error_message: string | null;
+  duration_ms: number | null;
+  response_excerpt: string | null;
+  redirect_location: string | null;
+  redirect_status_code: number | null;
+  first_attempt_at: string | null;
+  attempted_at: string | null;
+  next_attempt_at: string | null;
+  created_at: string;
+}
+
 export interface Database {
   accounts: AccountsTable;
   api_keys: ApiKeysTable;
@@ -202,6 +256,8 @@ export interface Database {
   jobs: JobsTable;
   idempotency_keys: IdempotencyKeysTable;
   inbound_payloads: InboundPayloadsTable;
+  webhooks: WebhooksTable;
+  webhook_deliveries: WebhookDeliveriesTable;
 }
 
 /** Every SQL function takes one of these first, so rows, events and jobs can share a transaction. */

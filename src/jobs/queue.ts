@@ -28,6 +28,8 @@ export type {
 export const PRIORITY = {
   live: 0,
   inbound: 5,
+  /** Tests and replays a user asked for, ahead of the event deliveries queued before them. */
+  webhookManual: 8,
   webhook: 10,
   media: 20,
   batch: 30,
@@ -36,7 +38,7 @@ export const PRIORITY = {
 
 export const DEFAULT_MAX_ATTEMPTS = 25;
 
-/** Rows per multi-row insert (17 parameters each stays far below SQLite's limit). */
+/** Rows per multi-row insert (18 parameters each stays far below SQLite's limit). */
 const INSERT_CHUNK = 100;
 
 /** Longest error text kept per attempt. */
@@ -61,6 +63,7 @@ function toRow(job: EnqueueInput, now: Date): JobsTable {
     created_at: at,
     updated_at: at,
     finalized_at: null,
+    group_key: job.groupKey ?? null,
   };
 }
 
@@ -75,6 +78,7 @@ function toJobRow(r: JobsTable): JobRow {
     runAt: r.run_at,
     leaseToken: r.lease_token ?? "",
     uniqueKey: r.unique_key,
+    groupKey: r.group_key,
     errors: fromJson<JobError[]>(r.errors, []),
   };
 }
@@ -121,16 +125,70 @@ export interface ClaimOptions {
   kinds?: string[];
   /** Only jobs with priority <= this (the reserved slot of the worker pool). */
   maxPriority?: number;
+  /**
+   * Only these priorities (the lanes a pool serves). Listed, they let the
+   * claim read jobs_claim_idx as one range per lane instead of scanning past
+   * the other pool's backlog.
+   */
+  lanes?: readonly number[];
+  /**
+   * Caps jobs in flight per group: a group with `cap` running is skipped, and
+   * a group with fewer gets at most `cap - running` more. Jobs without a group
+   * are not capped.
+   */
+  groups?: { cap: number; running: ReadonlyMap<string, number> };
 }
 
-/** Claims up to `limit` due jobs, most urgent first, each with a fresh lease token. */
-export async function claim(db: Db, opts: ClaimOptions): Promise<JobRow[]> {
-  if (opts.limit <= 0 || opts.kinds?.length === 0) return [];
-  const now = toDbTime(opts.now);
+/** Due jobs looked at per capped claim: a group's backlog beyond this waits for the next claim. */
+const GROUP_WINDOW_MIN = 256;
+
+/** The ids a claim takes: due jobs, most urgent first, within each group's allowance. */
+function claimable(opts: ClaimOptions, now: string) {
   const kinds = opts.kinds ? sql`and kind in (${sql.join(opts.kinds)})` : sql``;
   const lane = opts.maxPriority === undefined
     ? sql``
     : sql`and priority <= ${opts.maxPriority}`;
+  const lanes = opts.lanes
+    ? sql`and priority in (${sql.join([...opts.lanes].sort((a, b) => a - b))})`
+    : sql``;
+  const due = sql`state in ('available', 'retryable') and run_at <= ${now}
+      ${lanes} ${kinds} ${lane}`;
+  if (!opts.groups) {
+    return sql`select id from jobs where ${due}
+      order by priority, run_at limit ${opts.limit}`;
+  }
+  const { cap, running } = opts.groups;
+  const full = [...running].filter(([, n]) => n >= cap).map(([g]) => g);
+  const left = Object.fromEntries(
+    [...running].filter(([, n]) => n < cap).map(([g, n]) => [g, cap - n]),
+  );
+  const skip = full.length
+    ? sql`and (group_key is null or group_key not in (${sql.join(full)}))`
+    : sql``;
+  const window = Math.max(GROUP_WINDOW_MIN, opts.limit * 8);
+  // row_number() ranks each group's due jobs, so one claim never takes more
+  // of a group than its allowance (a window function, SQLite >= 3.25).
+  return sql`select id from (
+      select id, priority, run_at, group_key,
+        row_number() over (partition by group_key order by priority, run_at) as rn
+      from (select id, priority, run_at, group_key from jobs where ${due} ${skip}
+        order by priority, run_at limit ${window}))
+    where group_key is null or rn <= coalesce(
+      (select value from json_each(${
+    JSON.stringify(left)
+  }) where key = group_key),
+      ${cap})
+    order by priority, run_at limit ${opts.limit}`;
+}
+
+/** Claims up to `limit` due jobs, most urgent first, each with a fresh lease token. */
+export async function claim(db: Db, opts: ClaimOptions): Promise<JobRow[]> {
+  if (
+    opts.limit <= 0 || opts.kinds?.length === 0 || opts.lanes?.length === 0
+  ) {
+    return [];
+  }
+  const now = toDbTime(opts.now);
   // **A job is claimed by exactly one worker: the select and the update are ONE statement, so
   // SQLite's single writer (or sqld's) serialises two claimers and the second sees `running`.**
   // The state list is written as literals so the planner can use the partial jobs_claim_idx.
@@ -144,13 +202,7 @@ export async function claim(db: Db, opts: ClaimOptions): Promise<JobRow[]> {
         locked_until = ${toDbTime(addMs(opts.now, opts.leaseMs))},
         lease_token = lower(hex(randomblob(16))),
         updated_at = ${now}
-    where id in (
-      select id from jobs
-      where state in ('available', 'retryable') and run_at <= ${now}
-      ${kinds} ${lane}
-      order by priority, run_at
-      limit ${opts.limit}
-    )
+    where id in (${claimable(opts, now)})
     returning *`.execute(db);
   // RETURNING does not keep the subquery's order.
   return rows.map(toJobRow).sort((a, b) =>
@@ -268,6 +320,19 @@ export async function extendLease(
   return Number(r.numUpdatedRows) === 1;
 }
 
+/** Makes waiting jobs with these unique keys due now (a job another one was waiting for has ended). */
+export async function runNow(
+  db: Executor,
+  uniqueKeys: string[],
+  now: Date,
+): Promise<void> {
+  if (uniqueKeys.length === 0) return;
+  await db.updateTable("jobs").set({ run_at: toDbTime(now) })
+    .where("unique_key", "in", uniqueKeys)
+    .where("state", "in", ["available", "retryable"])
+    .execute();
+}
+
 /**
  * Hands back running jobs whose lease expired (their worker died or hung): retryable now,
  * or discarded once past their last attempt. The old lease token stops working.
@@ -329,4 +394,37 @@ export async function countByState(db: Db): Promise<Record<string, number>> {
   };
   for (const r of rows) out[r.state] = Number(r.n);
   return out;
+}
+
+export interface LaneStats {
+  priority: number;
+  /** Due and waiting for a worker. */
+  ready: number;
+  /** run_at of the oldest due job, or null. */
+  oldestReadyAt: string | null;
+  running: number;
+}
+
+/** Due and running jobs per priority (lane), for the metrics endpoint. */
+export async function laneStats(db: Db, now: Date): Promise<LaneStats[]> {
+  const at = toDbTime(now);
+  const due = sql`state in ('available', 'retryable') and run_at <= ${at}`;
+  const { rows } = await sql<{
+    priority: number;
+    ready: number;
+    oldest: string | null;
+    running: number;
+  }>`
+    select priority,
+      sum(case when ${due} then 1 else 0 end) as ready,
+      min(case when ${due} then run_at end) as oldest,
+      sum(case when state = 'running' then 1 else 0 end) as running
+    from jobs where state in ('available', 'retryable', 'running')
+    group by priority`.execute(db);
+  return rows.map((r) => ({
+    priority: Number(r.priority),
+    ready: Number(r.ready),
+    oldestReadyAt: r.oldest,
+    running: Number(r.running),
+  }));
 }

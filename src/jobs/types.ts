@@ -28,6 +28,8 @@ export interface EnqueueInput {
   maxAttempts?: number;
   /** At most one job per key, over all states, until the finished job is pruned. */
   uniqueKey?: string;
+  /** Jobs sharing a group (a webhook subscription) can be capped in flight by the pool. */
+  groupKey?: string;
 }
 
 /** A claimed job: `leaseToken` proves this worker still owns it. */
@@ -42,6 +44,7 @@ export interface JobRow {
   runAt: string;
   leaseToken: string;
   uniqueKey: string | null;
+  groupKey: string | null;
   errors: JobError[];
 }
 

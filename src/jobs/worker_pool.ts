@@ -11,10 +11,11 @@
  */
 import type { Clock } from "../clock.ts";
 import type { Logger } from "../log.ts";
-import type { Db } from "../db/schema.ts";
+import type { Db, Executor } from "../db/schema.ts";
 import { addMs } from "../db/time.ts";
 import {
   claim,
+  complete,
   extendLease,
   type JobRow,
   PRIORITY,
@@ -28,6 +29,12 @@ export interface JobContext {
   /** Aborted when the lease is lost or the pool gave the job back at shutdown. */
   signal: AbortSignal;
   log: Logger;
+  /**
+   * Completes the job inside the handler's transaction, so its work and the
+   * job's end commit together; false when the lease was lost. When the
+   * handler then returns normally, the pool settles nothing more.
+   */
+  completeIn(trx: Executor): Promise<boolean>;
 }
 
 export type JobHandler = (payload: unknown, ctx: JobContext) => Promise<void>;
@@ -52,6 +59,15 @@ export interface WorkerPoolOptions {
    * the next maintenance tick. @default 5_000
    */
   rescueEveryMs?: number;
+  /**
+   * Keep the last free slot for live and inbound work (see the top of this
+   * file). A pool that runs only one lane turns it off. @default true
+   */
+  reserveUrgentSlot?: boolean;
+  /** At most this many running jobs per job group (a webhook subscription). @default no cap */
+  maxPerGroup?: number;
+  /** Only jobs of these priorities (PRIORITY values). @default every lane */
+  lanes?: readonly number[];
 }
 
 interface Running {
@@ -60,6 +76,8 @@ interface Running {
   done: Promise<void>;
   /** Set once drain() gave the job back: the pool must not settle it again. */
   released: boolean;
+  /** Set once the handler completed the job in its own transaction. */
+  completedIn: boolean;
   beating: boolean;
   heartbeat?: ReturnType<typeof setTimeout>;
   beat?: Promise<void>;
@@ -79,6 +97,9 @@ export class WorkerPool {
   #leaseMs: number;
   #pollMs: number;
   #rescueEveryMs: number;
+  #reserveUrgentSlot: boolean;
+  #maxPerGroup: number | undefined;
+  #lanes: readonly number[] | undefined;
   #nextRescueAt = 0;
   #running = new Map<string, Running>();
   #loop: Promise<void> | undefined;
@@ -101,6 +122,9 @@ export class WorkerPool {
     this.#leaseMs = opts.leaseMs ?? 60_000;
     this.#rescueEveryMs = opts.rescueEveryMs ?? 5_000;
     this.#pollMs = opts.pollMs ?? 50;
+    this.#reserveUrgentSlot = opts.reserveUrgentSlot ?? true;
+    this.#maxPerGroup = opts.maxPerGroup;
+    this.#lanes = opts.lanes;
     this.workerId = opts.workerId ??
       `worker-${crypto.randomUUID().slice(0, 8)}`;
     this.#log = opts.log.child({ workerId: this.workerId });
@@ -129,6 +153,8 @@ export class WorkerPool {
         leaseMs: this.#leaseMs,
         now: this.#clock.now(),
         limit: Math.min(this.#concurrency, max - ran),
+        ...(this.#lanes ? { lanes: this.#lanes } : {}),
+        ...this.#groupCap(),
       });
       if (jobs.length === 0) break;
       ran += jobs.length;
@@ -230,8 +256,12 @@ export class WorkerPool {
       kinds: Object.keys(this.#handlers),
       leaseMs: this.#leaseMs,
       now,
+      ...(this.#lanes ? { lanes: this.#lanes } : {}),
+      ...this.#groupCap(),
     };
-    const open = this.#concurrency === 1 ? free : free - 1;
+    const open = this.#concurrency === 1 || !this.#reserveUrgentSlot
+      ? free
+      : free - 1;
     let jobs = open > 0 ? await claim(this.#db, { ...base, limit: open }) : [];
     if (jobs.length === open && open < free) {
       const urgent = await claim(this.#db, {
@@ -243,6 +273,18 @@ export class WorkerPool {
     }
     for (const job of jobs) this.#start(job);
     return jobs.length === free;
+  }
+
+  /** The claim option that keeps each group under maxPerGroup (none without a cap). */
+  #groupCap(): { groups?: { cap: number; running: Map<string, number> } } {
+    if (this.#maxPerGroup === undefined) return {};
+    const running = new Map<string, number>();
+    for (const { job } of this.#running.values()) {
+      if (job.groupKey !== null) {
+        running.set(job.groupKey, (running.get(job.groupKey) ?? 0) + 1);
+      }
+    }
+    return { groups: { cap: this.#maxPerGroup, running } };
   }
 
   #sleep(ms: number, onNotify: boolean): Promise<void> {
@@ -267,6 +309,7 @@ export class WorkerPool {
       controller: new AbortController(),
       done: Promise.resolve(),
       released: false,
+      completedIn: false,
       beating: true,
     };
     this.#running.set(job.leaseToken, entry);
@@ -302,6 +345,11 @@ export class WorkerPool {
           job,
           signal: entry.controller.signal,
           log,
+          completeIn: async (trx) => {
+            const done = await complete(trx, job, this.#clock.now());
+            entry.completedIn = done;
+            return done;
+          },
         });
         outcome = { type: "complete" };
       } else {
@@ -319,7 +367,12 @@ export class WorkerPool {
     await entry.beat;
     this.#ran++;
     if (outcome.type === "fail") this.#failed++;
-    if (!entry.released) {
+    // A handler that completed the job in its transaction and then returned
+    // has nothing left to settle; one that threw afterwards is settled as
+    // failed, which finds the job no longer running and changes nothing.
+    if (
+      !entry.released && !(entry.completedIn && outcome.type === "complete")
+    ) {
       await settle({ db: this.#db, clock: this.#clock, log }, { job, outcome });
     }
   }

@@ -1,0 +1,270 @@
+import assert from "node:assert/strict";
+import { Kysely, SqliteDialect } from "kysely";
+import type { Database } from "../../src/db/schema.ts";
+import {
+  adaptNodeSqlite,
+  openSqliteFile,
+} from "../../src/db/sqlite_dialect.ts";
+import { createHarness, engineTest, type Harness } from "../_harness.ts";
+import { systemClock } from "../../src/clock.ts";
+import { createLogger } from "../../src/log.ts";
+import { waitFor } from "../_support/wait.ts";
+import {
+  claim,
+  countByState,
+  enqueue,
+  enqueueMany,
+  PRIORITY,
+} from "../../src/jobs/queue.ts";
+import { WorkerPool } from "../../src/jobs/worker_pool.ts";
+import { JobInsertHook } from "../../src/db/job_insert_hook.ts";
+
+const LEASE_MS = 30_000;
+
+function jobs(kind: string, n: number, extra: Record<string, unknown> = {}) {
+  return Array.from({ length: n }, (_, i) => ({
+    kind,
+    payload: { i },
+    priority: PRIORITY.webhook,
+    ...extra,
+  }));
+}
+
+engineTest(
+  "claim() with groups takes no more of a group than its allowance and skips full ones",
+  async (h) => {
+    const db = h.container.db;
+    const now = h.clock.now();
+    await enqueueMany(db, [
+      ...jobs("t.w", 10, { groupKey: "a" }),
+      ...jobs("t.w", 10, { groupKey: "b" }),
+      ...jobs("t.w", 10, { groupKey: "c" }),
+      ...jobs("t.w", 3),
+    ], now);
+    const claimed = await claim(db, {
+      workerId: "w",
+      limit: 20,
+      leaseMs: LEASE_MS,
+      now,
+      groups: { cap: 4, running: new Map([["a", 4], ["b", 1]]) },
+    });
+    const per = (g: string | null) =>
+      claimed.filter((j) => j.groupKey === g).length;
+    assert.equal(per("a"), 0, "a is full");
+    assert.equal(per("b"), 3, "b has 1 running of 4");
+    assert.equal(per("c"), 4, "c starts empty");
+    assert.equal(per(null), 3, "jobs without a group are not capped");
+    assert.equal(claimed.length, 10);
+  },
+);
+
+engineTest(
+  "claim() with lanes takes only those priorities, most urgent first",
+  async (h) => {
+    const db = h.container.db;
+    const now = h.clock.now();
+    await enqueueMany(db, [
+      { kind: "t.x", payload: {}, priority: PRIORITY.live },
+      { kind: "t.x", payload: {}, priority: PRIORITY.webhook },
+      { kind: "t.x", payload: {}, priority: PRIORITY.webhookManual },
+      { kind: "t.x", payload: {}, priority: PRIORITY.batch },
+    ], now);
+    const webhook = await claim(db, {
+      workerId: "w",
+      limit: 10,
+      leaseMs: LEASE_MS,
+      now,
+      lanes: [PRIORITY.webhook, PRIORITY.webhookManual],
+    });
+    assert.deepEqual(webhook.map((j) => j.priority), [
+      PRIORITY.webhookManual,
+      PRIORITY.webhook,
+    ]);
+    const rest = await claim(db, {
+      workerId: "w",
+      limit: 10,
+      leaseMs: LEASE_MS,
+      now,
+      lanes: [PRIORITY.live, PRIORITY.batch],
+    });
+    assert.deepEqual(rest.map((j) => j.priority), [
+      PRIORITY.live,
+      PRIORITY.batch,
+    ]);
+  },
+);
+
+Deno.test("claim() with lanes reads the claim index as one range per lane, without sorting", async () => {
+  await using h = await createHarness();
+  const raw = openSqliteFile(`${h.dir}/app.db`);
+  const statements: { sql: string; parameters: readonly unknown[] }[] = [];
+  const db = new Kysely<Database>({
+    dialect: new SqliteDialect({ database: adaptNodeSqlite(raw) }),
+    log: (event) => void statements.push(event.query),
+  });
+  try {
+    for (const lanes of [[PRIORITY.live, PRIORITY.inbound, PRIORITY.batch]]) {
+      statements.length = 0;
+      await claim(db, {
+        workerId: "w",
+        limit: 5,
+        leaseMs: LEASE_MS,
+        now: h.clock.now(),
+        lanes,
+        kinds: ["t.a", "t.b"],
+      });
+      const [issued] = statements;
+      const plan = raw.prepare(`explain query plan ${issued!.sql}`)
+        .all(...(issued!.parameters as (string | number)[]))
+        .map((r) => String(r.detail)).join("\n");
+      assert.match(
+        plan,
+        /USING INDEX jobs_claim_idx \(priority=\? AND run_at<\?\)/,
+      );
+      assert.doesNotMatch(plan, /TEMP B-TREE/);
+    }
+  } finally {
+    await db.destroy();
+  }
+});
+
+function gate() {
+  let open!: () => void;
+  const opened = new Promise<void>((r) => open = r);
+  return { open, opened };
+}
+
+engineTest(
+  "a pool with maxPerGroup runs at most that many jobs of one group, and the others alongside",
+  async (h: Harness) => {
+    const db = h.container.db;
+    await enqueueMany(db, [
+      ...jobs("t.slow", 12, { groupKey: "dead" }),
+      ...jobs("t.slow", 2, { groupKey: "healthy" }),
+    ], systemClock.now());
+    const running = new Map<string, number>();
+    let peakDead = 0;
+    const release = gate();
+    const pool = new WorkerPool({
+      db,
+      clock: systemClock,
+      log: createLogger("silent"),
+      handlers: {
+        "t.slow": async (_payload, ctx) => {
+          const g = ctx.job.groupKey!;
+          running.set(g, (running.get(g) ?? 0) + 1);
+          peakDead = Math.max(peakDead, running.get("dead") ?? 0);
+          await release.opened;
+          running.set(g, running.get(g)! - 1);
+        },
+      },
+      concurrency: 8,
+      maxPerGroup: 3,
+      reserveUrgentSlot: false,
+      pollMs: 5,
+    });
+    pool.start();
+    try {
+      await waitFor(() => (running.get("healthy") ?? 0) === 2, {
+        what: "both healthy jobs running beside the dead group",
+      });
+      assert.equal(running.get("dead"), 3);
+      release.open();
+      await waitFor(async () => (await countByState(db)).completed === 14, {
+        what: "every job done",
+      });
+      assert.equal(peakDead, 3);
+    } finally {
+      release.open();
+      await pool.drain(2_000);
+    }
+  },
+  { clock: systemClock },
+);
+
+engineTest(
+  "completeIn() ends the job in the handler's transaction, and a rollback undoes it",
+  async (h) => {
+    const db = h.container.db;
+    const now = h.clock.now();
+    const ok = await enqueue(db, {
+      kind: "t.in",
+      payload: { fail: false },
+      priority: 0,
+    }, now);
+    const bad = await enqueue(db, {
+      kind: "t.in",
+      payload: { fail: true },
+      priority: 0,
+    }, now);
+    const pool = new WorkerPool({
+      db,
+      clock: h.clock,
+      log: createLogger("silent"),
+      handlers: {
+        "t.in": async (payload, ctx) => {
+          await db.transaction().execute(async (trx) => {
+            await trx.insertInto("idempotency_keys").values({
+              account_id: h.tenant.account.id,
+              key: ctx.job.id,
+              route: "t",
+              request_hash: "h",
+              response_status: 200,
+              response_body: "{}",
+              created_at: "x",
+              expires_at: "x",
+            }).execute();
+            assert.equal(await ctx.completeIn(trx), true);
+            if ((payload as { fail: boolean }).fail) throw new Error("after");
+          });
+        },
+      },
+      concurrency: 2,
+    });
+    assert.equal(await pool.runOnce(), 2);
+    const state = async (
+      id: string | null,
+    ) => (await db.selectFrom("jobs").select(["state", "errors"]).where(
+      "id",
+      "=",
+      id!,
+    )
+      .executeTakeFirstOrThrow());
+    assert.equal((await state(ok)).state, "completed");
+    const failed = await state(bad);
+    assert.equal(failed.state, "retryable");
+    assert.match(failed.errors, /after/);
+    const keys = await db.selectFrom("idempotency_keys").select("key")
+      .execute();
+    assert.deepEqual(keys.map((k) => k.key), [ok]);
+  },
+);
+
+engineTest(
+  "JobInsertHook fires after inserts into jobs and only those",
+  async (h) => {
+    let calls = 0;
+    const db = h.container.db.withPlugin(new JobInsertHook(() => calls++));
+    await db.insertInto("idempotency_keys").values({
+      account_id: h.tenant.account.id,
+      key: "k",
+      route: "t",
+      request_hash: "h",
+      response_status: 200,
+      response_body: "{}",
+      created_at: "x",
+      expires_at: "x",
+    }).execute();
+    assert.equal(calls, 0);
+    await db.transaction().execute(async (trx) => {
+      await enqueue(
+        trx,
+        { kind: "t.k", payload: {}, priority: 0 },
+        h.clock.now(),
+      );
+      assert.equal(calls, 1, "on the statement, before the commit");
+    });
+    await enqueueMany(db, jobs("t.k", 3), h.clock.now());
+    assert.equal(calls, 2, "one multi-row insert, one call");
+  },
+);
