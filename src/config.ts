@@ -24,6 +24,11 @@ const EnvSchema = z.object({
   WORKERS: z.coerce.number().int().min(1).max(256).default(16),
   WEBHOOK_ALLOW_PRIVATE_NETWORKS: bool.default(false),
   WEBHOOK_ALLOW_HTTP: bool.default(false),
+  WEBHOOK_CONCURRENCY: z.coerce.number().int().min(1).max(1024).default(64),
+  WEBHOOK_MAX_IN_FLIGHT: z.coerce.number().int().min(1).max(1024).default(16),
+  WEBHOOK_RETENTION_DAYS: z.coerce.number().int().min(1).max(3650).default(30),
+  METRICS_TOKEN: z.string().min(16, "must be at least 16 characters")
+    .optional(),
   LOG_LEVEL: z.enum(["debug", "info", "warn", "error", "silent"]).default(
     "info",
   ),
@@ -58,6 +63,14 @@ export interface Config {
   readonly workers: number;
   readonly webhookAllowPrivateNetworks: boolean;
   readonly webhookAllowHttp: boolean;
+  /** Webhook attempts in flight in this process. */
+  readonly webhookConcurrency: number;
+  /** Webhook attempts in flight per subscription, so one slow endpoint cannot take every slot. */
+  readonly webhookMaxInFlight: number;
+  /** Delivery log rows and delivered events are kept this many days. */
+  readonly webhookRetentionDays: number;
+  /** Bearer token for GET /metrics; without it only loopback clients may read it. */
+  readonly metricsToken: string | undefined;
   readonly logLevel: LogLevel;
   readonly bodyLimitBytes: number;
   readonly sendRatePerSecond: number;
@@ -102,6 +115,10 @@ export function loadConfig(
     workers: e.WORKERS,
     webhookAllowPrivateNetworks: e.WEBHOOK_ALLOW_PRIVATE_NETWORKS,
     webhookAllowHttp: e.WEBHOOK_ALLOW_HTTP,
+    webhookConcurrency: e.WEBHOOK_CONCURRENCY,
+    webhookMaxInFlight: e.WEBHOOK_MAX_IN_FLIGHT,
+    webhookRetentionDays: e.WEBHOOK_RETENTION_DAYS,
+    metricsToken: e.METRICS_TOKEN,
     logLevel: e.LOG_LEVEL,
     bodyLimitBytes: e.BODY_LIMIT_BYTES,
     sendRatePerSecond: e.SEND_RATE_PER_SECOND,

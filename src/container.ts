@@ -9,6 +9,10 @@ import type { GraphApi } from "./upstream/graph_api.ts";
 import { createGraphClient } from "./upstream/graph_client.ts";
 import { SendGovernor } from "./upstream/send_governor.ts";
 import type { BlobStore } from "./storage/blob_store.ts";
+import { JobInsertHook } from "./db/job_insert_hook.ts";
+import { EgressClient } from "./egress/http_client.ts";
+import type { Resolver } from "./egress/resolver.ts";
+import { type AppMetrics, createAppMetrics } from "./metrics/app_metrics.ts";
 import { createBlobStore } from "./storage/create_blob_store.ts";
 
 /** Everything the program is built from, made once in main.ts (tests build it the same way). */
@@ -22,8 +26,13 @@ export interface Container extends AsyncDisposable {
   readonly graph: GraphApi;
   readonly blobs: BlobStore;
   readonly governor: SendGovernor;
-  /** Writers call jobs.notify() after committing jobs; the worker pool listens. */
+  /** Fires after every insert into the job table; the worker pools listen. */
   readonly jobs: JobSignal;
+  /** Outbound HTTP to user-supplied URLs (webhooks), checked on the address dialled. */
+  readonly egress: EgressClient;
+  /** Resolves webhook host names (the egress client's, and the create-time check's). */
+  readonly resolver: Resolver | undefined;
+  readonly metrics: AppMetrics;
 }
 
 export interface ContainerOverrides {
@@ -31,6 +40,10 @@ export interface ContainerOverrides {
   log?: Logger;
   graph?: GraphApi;
   blobs?: BlobStore;
+  /** Host name resolution for webhooks (tests answer with their own). */
+  resolver?: Resolver;
+  /** Extra trust anchors for webhook TLS (tests' own CA). */
+  egressCaCerts?: string[];
 }
 
 /** Builds the container; the database is opened here and closed on dispose. */
@@ -43,14 +56,22 @@ export function createContainer(
       "Cannot start: SECRET_KEY is not set (32+ characters; it encrypts stored secrets and signs media URLs)",
     );
   }
-  const { db, engine } = openDatabase(config.databaseUrl, {
+  const opened = openDatabase(config.databaseUrl, {
     authToken: config.databaseAuthToken,
   });
+  const jobs = new JobSignal();
+  const db = opened.db.withPlugin(new JobInsertHook(() => jobs.notify()));
   const log = overrides.log ?? createLogger(config.logLevel);
+  const egress = new EgressClient({
+    allowPrivate: config.webhookAllowPrivateNetworks,
+    allowHttp: config.webhookAllowHttp,
+    ...(overrides.resolver ? { resolver: overrides.resolver } : {}),
+    ...(overrides.egressCaCerts ? { caCerts: overrides.egressCaCerts } : {}),
+  });
   return {
     config,
     db,
-    engine,
+    engine: opened.engine,
     clock: overrides.clock ?? systemClock,
     log,
     secrets: new SecretBox(config.secretKey),
@@ -60,8 +81,12 @@ export function createContainer(
     governor: new SendGovernor({
       defaultRatePerSecond: config.sendRatePerSecond,
     }),
-    jobs: new JobSignal(),
+    jobs,
+    egress,
+    resolver: overrides.resolver,
+    metrics: createAppMetrics(),
     async [Symbol.asyncDispose]() {
+      egress.close();
       await db.destroy();
     },
   };

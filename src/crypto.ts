@@ -51,9 +51,14 @@ export function safeEqual(a: string, b: string): boolean {
   return timingSafeEqual(ab, bb);
 }
 
+/** Opened secrets SecretBox keeps in memory. */
+const OPENED_CACHE_LIMIT = 4_096;
+
 /** AES-256-GCM for secrets at rest (channel access tokens); key derived from SECRET_KEY. */
 export class SecretBox {
   #key: Promise<CryptoKey>;
+  /** Opened secrets by sealed text (a sealed text always opens to the same plaintext). */
+  #opened = new Map<string, string>();
 
   constructor(secretKey: string) {
     this.#key = crypto.subtle.digest(
@@ -88,6 +93,18 @@ export class SecretBox {
       unb64(data) as BufferSource,
     );
     return new TextDecoder().decode(plain);
+  }
+
+  /** open() with a small in-memory cache, for secrets read on a hot path (webhook signing). */
+  async openCached(sealed: string): Promise<string> {
+    const hit = this.#opened.get(sealed);
+    if (hit !== undefined) return hit;
+    const plain = await this.open(sealed);
+    if (this.#opened.size >= OPENED_CACHE_LIMIT) {
+      this.#opened.delete(this.#opened.keys().next().value!);
+    }
+    this.#opened.set(sealed, plain);
+    return plain;
   }
 }
 

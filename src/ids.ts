@@ -22,3 +22,8 @@ export const UUID_REGEXP =
 export function isUuid(value: string): boolean {
   return UUID_REGEXP.test(value);
 }
+
+/** The creation time a UUIDv7 carries in its first 48 bits. */
+export function idTime(id: string): Date {
+  return new Date(parseInt(id.replace(/-/g, "").slice(0, 12), 16));
+}

@@ -2,7 +2,8 @@ import type { Hono } from "hono";
 import type { Container } from "./container.ts";
 import type { AppEnv } from "./http/env.ts";
 import { WorkerPool } from "./jobs/worker_pool.ts";
-import { createJobHandlers } from "./jobs/registry.ts";
+import { PRIORITY } from "./jobs/queue.ts";
+import { createJobHandlers, splitHandlers } from "./jobs/registry.ts";
 import { startCron } from "./cron/schedules.ts";
 
 /** A running part of the program that stops in order (HTTP, cron, workers, then the database). */
@@ -61,21 +62,46 @@ export function waitForShutdownSignal(): Promise<string> {
   });
 }
 
-/** Starts the worker pool and cron; returns them as parts to stop (cron first, then a drained pool). */
+/** Webhook attempts last at most 10 s; the lease outlives that, and heartbeats extend it. */
+const WEBHOOK_LEASE_MS = 15_000;
+/** The lanes of the webhook pool; the main pool serves every other one. */
+const WEBHOOK_LANES = [PRIORITY.webhookManual, PRIORITY.webhook];
+const MAIN_LANES = Object.values(PRIORITY).filter((p) =>
+  !(WEBHOOK_LANES as number[]).includes(p)
+);
+
+/** Starts the worker pools and cron; returns them as parts to stop (cron first, then drained pools). */
 export function startBackground(
   container: Container,
   options: { concurrency?: number } = {},
 ): Stoppable[] {
+  const handlers = splitHandlers(createJobHandlers(container));
   const pool = new WorkerPool({
     db: container.db,
     clock: container.clock,
     log: container.log.child({ component: "jobs" }),
-    handlers: createJobHandlers(container),
+    handlers: handlers.main,
     concurrency: options.concurrency ?? container.config.workers,
     leaseMs: 30_000,
+    lanes: MAIN_LANES,
   });
-  const unsubscribe = container.jobs.subscribe(() => pool.notify());
+  const webhookPool = new WorkerPool({
+    db: container.db,
+    clock: container.clock,
+    log: container.log.child({ component: "webhooks" }),
+    handlers: handlers.webhooks,
+    concurrency: container.config.webhookConcurrency,
+    maxPerGroup: container.config.webhookMaxInFlight,
+    reserveUrgentSlot: false,
+    leaseMs: WEBHOOK_LEASE_MS,
+    lanes: WEBHOOK_LANES,
+  });
+  const unsubscribe = container.jobs.subscribe(() => {
+    pool.notify();
+    webhookPool.notify();
+  });
   pool.start();
+  webhookPool.start();
   const cron = startCron({
     db: container.db,
     clock: container.clock,
@@ -87,7 +113,10 @@ export function startBackground(
       name: "workers",
       stop: async () => {
         unsubscribe();
-        const drained = await pool.drain(container.config.shutdownDrainMs);
+        const drained = (await Promise.all([
+          pool.drain(container.config.shutdownDrainMs),
+          webhookPool.drain(container.config.shutdownDrainMs),
+        ])).every(Boolean);
         if (!drained) {
           container.log.warn("Released unfinished jobs at shutdown");
         }

@@ -1,6 +1,10 @@
 // Builds the real app in-process over a real database (a SQLite file, or a real sqld).
 import { loadConfig } from "../src/config.ts";
-import { type Container, createContainer } from "../src/container.ts";
+import {
+  type Container,
+  type ContainerOverrides,
+  createContainer,
+} from "../src/container.ts";
 import { type Clock, ManualClock } from "../src/clock.ts";
 import { createLogger } from "../src/log.ts";
 import { migrateToLatest } from "../src/db/migrator.ts";
@@ -62,6 +66,8 @@ export interface HarnessOptions {
   clock?: Clock;
   env?: Record<string, string>;
   extensions?: (container: Container) => AppExtensions;
+  /** Resolver, TLS trust anchors and the like (clock and log come from above). */
+  containerOverrides?: Omit<ContainerOverrides, "clock" | "log">;
 }
 
 let tenantCounter = 0;
@@ -88,6 +94,7 @@ export async function createHarness(
   });
   const clock = options.clock ?? new ManualClock();
   const container = createContainer(config, {
+    ...options.containerOverrides,
     clock,
     log: createLogger(config.logLevel),
   });

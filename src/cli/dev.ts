@@ -138,6 +138,13 @@ export async function writeDevCredentials(
       `  Channel:      ${channel.id} (${channel.phoneNumber})`,
       ...(extra.simulatorUrl ? [`  Simulator:    ${extra.simulatorUrl}`] : []),
       `  Credentials:  ${credentialsPath(c.config)}`,
+      ...(c.config.webhookAllowPrivateNetworks
+        ? [
+          `  Webhooks:     loopback and private addresses${
+            c.config.webhookAllowHttp ? " and http://" : ""
+          } allowed (WEBHOOK_ALLOW_PRIVATE_NETWORKS=true, dev only)`,
+        ]
+        : []),
       "",
       `  curl -H "Authorization: Bearer ${apiKey}" ${baseUrl}/api/v2/account`,
       "",

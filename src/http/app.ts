@@ -1,5 +1,6 @@
 import { Hono } from "hono";
 import { bodyLimit } from "hono/body-limit";
+import { routePath } from "hono/route";
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { Container } from "../container.ts";
 import { AppError } from "../errors.ts";
@@ -21,6 +22,10 @@ import { conversationActionRoutes } from "./routes/conversation_actions.ts";
 import { messageRoutes } from "./routes/messages.ts";
 import { mediaDownloadRoutes, mediaRoutes } from "./routes/media.ts";
 import { metaWebhookRoutes } from "./routes/meta_webhook.ts";
+import { webhookRoutes } from "./routes/webhooks.ts";
+import { eventRoutes } from "./routes/events.ts";
+import { metricsRoutes } from "./routes/metrics.ts";
+import { panelWebhookRoutes } from "./routes/panel_webhooks.ts";
 
 const JSON_CONTENT_TYPE_REGEXP = /^application\/(?:[\w.+-]+\+)?json\b/i;
 
@@ -44,11 +49,24 @@ export function createApp(
     c.header("X-Request-Id", requestId);
     const started = performance.now();
     await next();
+    const ms = performance.now() - started;
+    // The route pattern, not the path, keeps the label set small.
+    const pattern = routePath(c, -1);
+    const route = pattern.includes("*") ? "unmatched" : pattern;
+    container.metrics.httpRequests.inc({
+      method: c.req.method,
+      route,
+      status: String(c.res.status),
+    });
+    container.metrics.httpDuration.observe(
+      { method: c.req.method, route },
+      ms / 1_000,
+    );
     log.info("Request", {
       method: c.req.method,
       path: c.req.path,
       status: c.res.status,
-      ms: Math.round((performance.now() - started) * 10) / 10,
+      ms: Math.round(ms * 10) / 10,
     });
   });
   app.onError(handleError);
@@ -67,6 +85,7 @@ export function createApp(
   app.route("/", docsRoutes());
   app.route("/", metaWebhookRoutes(container));
   app.route("/", mediaDownloadRoutes(container));
+  app.route("/", metricsRoutes(container));
   for (const group of extensions.root ?? []) app.route("/", group);
 
   const api = newRouter();
@@ -85,7 +104,30 @@ export function createApp(
     },
     servers: [{ url: "/api/v2" }],
   });
-  api.use(
+  guard(api, container);
+  api.route("/", accountRoutes(container));
+  api.route("/", channelRoutes(container));
+  api.route("/", contactRoutes(container));
+  api.route("/", templateRoutes(container));
+  api.route("/", conversationRoutes(container));
+  api.route("/", conversationActionRoutes(container));
+  api.route("/", messageRoutes(container));
+  api.route("/", mediaRoutes(container));
+  api.route("/", webhookRoutes(container));
+  api.route("/", eventRoutes(container));
+  for (const group of extensions.api ?? []) api.route("/", group);
+
+  app.route("/api/v2", api);
+  const panel = new Hono<AppEnv>();
+  guard(panel, container);
+  panel.route("/", panelWebhookRoutes(container));
+  app.route("/api/v1", panel);
+  return app;
+}
+
+/** Body limit, JSON-only bodies, the bearer credential and the per-key rate limit, in that order. */
+function guard(router: Hono<AppEnv>, container: Container): void {
+  router.use(
     "*",
     bodyLimit({
       maxSize: container.config.bodyLimitBytes,
@@ -97,7 +139,7 @@ export function createApp(
       },
     }),
   );
-  api.use("*", async (c, next) => {
+  router.use("*", async (c, next) => {
     const method = c.req.method;
     if (method === "POST" || method === "PATCH" || method === "PUT") {
       const type = c.req.header("content-type");
@@ -115,22 +157,9 @@ export function createApp(
     }
     await next();
   });
-  api.use(
+  router.use(
     "*",
     authentication((token) => authenticate(container, token)),
   );
-  api.use("*", rateLimit(container.clock));
-
-  api.route("/", accountRoutes(container));
-  api.route("/", channelRoutes(container));
-  api.route("/", contactRoutes(container));
-  api.route("/", templateRoutes(container));
-  api.route("/", conversationRoutes(container));
-  api.route("/", conversationActionRoutes(container));
-  api.route("/", messageRoutes(container));
-  api.route("/", mediaRoutes(container));
-  for (const group of extensions.api ?? []) api.route("/", group);
-
-  app.route("/api/v2", api);
-  return app;
+  router.use("*", rateLimit(container.clock));
 }

@@ -147,6 +147,7 @@ export const COMMON_ERRORS = {
 
 export const NOT_FOUND_ERROR = { 404: errorDoc("Not found") } as const;
 export const CONFLICT_ERROR = { 409: errorDoc("Conflict") } as const;
+export const GONE_ERROR = { 410: errorDoc("No longer available") } as const;
 export const UNPROCESSABLE_ERROR = {
   422: errorDoc("Rejected by a business rule"),
 } as const;

@@ -1,49 +1,44 @@
 /** Handlers for the housekeeping jobs that cron enqueues: lease rescue and pruning. */
-import { type RawBuilder, sql } from "kysely";
+import { sql } from "kysely";
+import { deleteInBatches } from "../db/prune.ts";
 import type { Clock } from "../clock.ts";
 import type { Db } from "../db/schema.ts";
 import { addMs, toDbTime } from "../db/time.ts";
 import { pruneFinished, rescueExpiredLeases } from "./queue.ts";
+import { pruneEvents } from "../domain/events/event_repo.ts";
+import { pruneDeliveries } from "../domain/webhooks/delivery_repo.ts";
 import type { JobHandler } from "./worker_pool.ts";
 
 /** Finished jobs and processed inbound payloads are kept this long. */
 export const RETENTION_MS = 7 * 24 * 60 * 60 * 1_000;
 
-const DELETE_BATCH = 1_000;
-
 export interface MaintenanceDeps {
   db: Db;
   clock: Clock;
+  /** Webhook delivery log rows and delivered events are kept this many days. */
+  retentionDays: number;
 }
 
 export interface PruneResult {
   jobs: number;
   idempotencyKeys: number;
   inboundPayloads: number;
+  webhookDeliveries: number;
+  events: number;
 }
 
-/** Deletes in batches so a large backlog never holds the write lock for long. */
-async function deleteInBatches(
+const DAY_MS = 24 * 60 * 60 * 1_000;
+
+/**
+ * Deletes finished jobs and processed inbound payloads past retention,
+ * expired idempotency keys, and webhook log rows and delivered events older
+ * than `retentionDays` (an event a pending delivery still needs is kept).
+ */
+export async function pruneAll(
   db: Db,
-  table: "idempotency_keys" | "inbound_payloads",
-  where: RawBuilder<unknown>,
-): Promise<number> {
-  let total = 0;
-  for (;;) {
-    const r = await sql`
-      delete from ${sql.table(table)} where rowid in (
-        select rowid from ${
-      sql.table(table)
-    } where ${where} limit ${DELETE_BATCH})`
-      .execute(db);
-    const n = Number(r.numAffectedRows ?? 0);
-    total += n;
-    if (n < DELETE_BATCH) return total;
-  }
-}
-
-/** Deletes finished jobs and processed inbound payloads past retention, and expired idempotency keys. */
-export async function pruneAll(db: Db, now: Date): Promise<PruneResult> {
+  now: Date,
+  retentionDays: number,
+): Promise<PruneResult> {
   const at = toDbTime(now);
   const cutoff = toDbTime(addMs(now, -RETENTION_MS));
   const jobs = await pruneFinished(db, addMs(now, -RETENTION_MS));
@@ -58,7 +53,10 @@ export async function pruneAll(db: Db, now: Date): Promise<PruneResult> {
     "inbound_payloads",
     sql`received_at < ${cutoff} and processed_at is not null and processed_at < ${cutoff}`,
   );
-  return { jobs, idempotencyKeys, inboundPayloads };
+  const webhookCutoff = toDbTime(addMs(now, -retentionDays * DAY_MS));
+  const webhookDeliveries = await pruneDeliveries(db, webhookCutoff);
+  const events = await pruneEvents(db, webhookCutoff);
+  return { jobs, idempotencyKeys, inboundPayloads, webhookDeliveries, events };
 }
 
 /** Returns the handlers for "jobs.rescue" and "jobs.prune". */
@@ -73,7 +71,11 @@ export function maintenanceHandlers(
       }
     },
     "jobs.prune": async (_payload, ctx) => {
-      const pruned = await pruneAll(deps.db, deps.clock.now());
+      const pruned = await pruneAll(
+        deps.db,
+        deps.clock.now(),
+        deps.retentionDays,
+      );
       ctx.log.info("Pruned old rows", { ...pruned });
     },
   };

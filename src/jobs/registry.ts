@@ -4,6 +4,8 @@ import { AppError, RetryLater } from "../errors.ts";
 import { deliverMessage } from "../domain/messages/delivery_service.ts";
 import { processInboundPayload } from "../domain/inbound/inbound_service.ts";
 import { downloadInboundMedia } from "../domain/media/media_service.ts";
+import { attemptDelivery } from "../domain/webhooks/attempt_service.ts";
+import { DELIVER_JOB } from "../domain/webhooks/fanout_service.ts";
 import { type JobContext, type JobHandler, Snooze } from "./worker_pool.ts";
 import { maintenanceHandlers } from "./maintenance.ts";
 
@@ -11,6 +13,7 @@ import { maintenanceHandlers } from "./maintenance.ts";
 const MessagePayload = z.object({ messageId: z.string() });
 const InboundPayload = z.object({ payloadId: z.string() });
 const MediaPayload = z.object({ mediaId: z.string() });
+const DeliveryPayload = z.object({ deliveryId: z.string() });
 
 function parse<T>(schema: z.ZodType<T>, payload: unknown, kind: string): T {
   const result = schema.safeParse(payload);
@@ -58,6 +61,30 @@ export function createJobHandlers(c: Container): Record<string, JobHandler> {
       const { mediaId } = parse(MediaPayload, payload, "media.download");
       await downloadInboundMedia(c, mediaId, attemptOf(ctx));
     },
-    ...maintenanceHandlers({ db: c.db, clock: c.clock }),
+    [DELIVER_JOB]: deferrable(async (payload, ctx) => {
+      const { deliveryId } = parse(DeliveryPayload, payload, DELIVER_JOB);
+      await attemptDelivery(c, deliveryId, {
+        signal: ctx.signal,
+        completeIn: ctx.completeIn,
+      });
+    }),
+    ...maintenanceHandlers({
+      db: c.db,
+      clock: c.clock,
+      retentionDays: c.config.webhookRetentionDays,
+    }),
   };
+}
+
+/**
+ * Splits the handlers between the two pools: webhook attempts wait on other
+ * people's servers, so they get their own, wider pool with a per-subscription
+ * cap; everything else shares the main one.
+ */
+export function splitHandlers(handlers: Record<string, JobHandler>): {
+  main: Record<string, JobHandler>;
+  webhooks: Record<string, JobHandler>;
+} {
+  const { [DELIVER_JOB]: deliver, ...main } = handlers;
+  return { main, webhooks: deliver ? { [DELIVER_JOB]: deliver } : {} };
 }

@@ -112,7 +112,11 @@ Deno.test("scheduledTick() maps a late firing back to the scheduled second", () 
 
 Deno.test("every default schedule has a maintenance handler", async () => {
   await using h = await createHarness();
-  const handlers = maintenanceHandlers({ db: h.container.db, clock: h.clock });
+  const handlers = maintenanceHandlers({
+    db: h.container.db,
+    clock: h.clock,
+    retentionDays: 30,
+  });
   assert.deepEqual(
     DEFAULT_SCHEDULES.map((s) => s.kind).sort(),
     Object.keys(handlers).sort(),

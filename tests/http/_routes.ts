@@ -93,6 +93,11 @@ export interface Fixture {
   templateId: string;
   templateName: string;
   templateLanguage: string;
+  webhookId: string;
+  /** A second subscription, for DELETE (so the first stays for the other operations). */
+  spareWebhookId: string;
+  /** A row of the first subscription's delivery log (a queued test). */
+  deliveryId: string;
 }
 
 let phoneCounter = 0;
@@ -173,6 +178,26 @@ export async function seedTenant(
     status: "approved",
     components: [{ type: "BODY", text: "Hi {{1}}" }],
   });
+  const hooks: string[] = [];
+  for (const description of ["main", "spare"]) {
+    const hook = await h.request("POST", `${API_PREFIX}/webhooks`, {
+      key: tenant.key,
+      body: {
+        url: `http://127.0.0.1:9/${options.label}`,
+        events: ["contact.created", "message.received"],
+        description,
+        headers: { "X-Fixture": options.label },
+      },
+    });
+    assert.equal(hook.status, 201, JSON.stringify(hook.body));
+    hooks.push(hook.body.data.id);
+  }
+  const test = await h.request(
+    "POST",
+    `${API_PREFIX}/webhooks/${hooks[0]}/test`,
+    { key: tenant.key },
+  );
+  assert.equal(test.status, 202, JSON.stringify(test.body));
   return {
     tenant,
     contactId,
@@ -186,6 +211,9 @@ export async function seedTenant(
     templateId: template.id,
     templateName: template.name,
     templateLanguage: template.language,
+    webhookId: hooks[0]!,
+    spareWebhookId: hooks[1]!,
+    deliveryId: test.body.data.delivery.id,
   };
 }
 
@@ -202,6 +230,9 @@ export function fixtureIds(fx: Fixture): string[] {
     fx.mediaId,
     fx.mediaKey,
     fx.templateId,
+    fx.webhookId,
+    fx.spareWebhookId,
+    fx.deliveryId,
   ];
 }
 
@@ -212,12 +243,19 @@ const ID_BY_RESOURCE: Record<string, (fx: Fixture) => string> = {
   messages: (fx) => fx.messageId,
   templates: (fx) => fx.templateId,
   media: (fx) => fx.mediaId,
+  webhooks: (fx) => fx.webhookId,
+};
+
+/** `{id}` of operations that must not use the resource's usual row. */
+const ID_BY_LABEL: Record<string, (fx: Fixture) => string> = {
+  "DELETE /webhooks/{id}": (fx) => fx.spareWebhookId,
 };
 
 const PATH_VALUES: Record<string, (fx: Fixture) => string> = {
   name: (fx) => fx.templateName,
   phone: (fx) => fx.contactPhone,
   waMessageId: (fx) => fx.inboundWamid,
+  deliveryId: (fx) => fx.deliveryId,
 };
 
 const QUERIES: Record<string, (fx: Fixture) => Record<string, string>> = {
@@ -248,6 +286,11 @@ const BODIES: Record<string, (fx: Fixture) => Json> = {
   "PATCH /conversations/{id}": () => ({ status: "pending" }),
   "POST /conversations/{id}/typing": () => ({ status: "on" }),
   "POST /messages": (fx) => templateSend(fx, nextPhone()),
+  "POST /webhooks": () => ({
+    url: "http://127.0.0.1:9/new",
+    events: ["contact.created"],
+  }),
+  "PATCH /webhooks/{id}": () => ({ description: "renamed" }),
   "POST /messages/batch": (fx) => {
     const { phoneNumberId, ...item } = templateSend(fx, nextPhone());
     return { defaultPhoneNumberId: phoneNumberId, messages: [item] };
@@ -281,7 +324,7 @@ export function buildRequest(
   const source = options.pathFrom ?? fx;
   const path = op.path.replace(/\{(\w+)\}/g, (_m, name: string) => {
     const pick = name === "id"
-      ? ID_BY_RESOURCE[op.path.split("/")[1]!]
+      ? ID_BY_LABEL[op.label] ?? ID_BY_RESOURCE[op.path.split("/")[1]!]
       : PATH_VALUES[name];
     if (pick) return encodeURIComponent(pick(source));
     return options.strict ? missing(`path parameter "${name}"`) : newId();

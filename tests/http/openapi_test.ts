@@ -125,7 +125,15 @@ routeTest(
     const fx = await seedTenant(h, h.tenant, { label: "a" });
     const { doc, ops } = await documentOf(h);
     const check = schemaChecker(doc);
-    const posts = ["POST /contacts", "POST /messages", "POST /messages/batch"];
+    const posts = [
+      "POST /contacts",
+      "POST /messages",
+      "POST /messages/batch",
+      "POST /webhooks",
+      "POST /webhooks/{id}/test",
+      "POST /webhooks/{id}/replay/{deliveryId}",
+      "PATCH /webhooks/{id}",
+    ];
     const checked = ops.filter((op) =>
       op.method === "GET" || posts.includes(op.label)
     );

@@ -24,7 +24,11 @@ function maintenancePool(h: Harness): WorkerPool {
     db: h.container.db,
     clock: h.clock,
     log: createLogger("silent"),
-    handlers: maintenanceHandlers({ db: h.container.db, clock: h.clock }),
+    handlers: maintenanceHandlers({
+      db: h.container.db,
+      clock: h.clock,
+      retentionDays: 30,
+    }),
     concurrency: 1,
   });
 }

@@ -261,7 +261,7 @@ export function templateTo(
 
 /** Meta's webhook envelope around one inbound message for the tenant's channel. */
 export function inboundEnvelope(
-  h: Mh,
+  h: Pick<Mh, "tenant">,
   message: Record<string, unknown>,
   from: string,
 ): Record<string, unknown> {
@@ -299,7 +299,7 @@ export async function signedBody(
 
 /** POST /meta/webhook with a raw body and an optional signature header. */
 export async function postWebhook(
-  h: Mh,
+  h: Pick<Mh, "request">,
   raw: string,
   signature: string | null,
 ): Promise<TestResponse> {

@@ -5,7 +5,7 @@ import { newId } from "../../ids.ts";
 import { toDbTime } from "../../db/time.ts";
 import type { PageResult } from "../pagination.ts";
 import { toE164 } from "../phones/phone.ts";
-import { insertEvent } from "../events/event_repo.ts";
+import { recordEvent } from "../events/event_service.ts";
 import {
   checkCustomFields,
   checkTags,
@@ -131,7 +131,7 @@ export async function createContact(
     if (existing) throw alreadyExists(action, phoneNumber, existing.id);
     const inserted = await repo.insertContact(trx, contact);
     if (!inserted) throw alreadyExists(action, phoneNumber);
-    await insertEvent(trx, {
+    await recordEvent(trx, {
       accountId: input.accountId,
       type: "contact.created",
       data: contactView(inserted),
@@ -187,7 +187,7 @@ export async function findOrCreateContact(
       `Cannot create contact "${input.phoneNumber}": insert conflicted but no row was found`,
     );
   }
-  await insertEvent(trx, {
+  await recordEvent(trx, {
     accountId: input.accountId,
     type: "contact.created",
     data: contactView(inserted),

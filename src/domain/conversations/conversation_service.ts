@@ -17,8 +17,8 @@ import {
 import * as repo from "./conversation_repo.ts";
 
 // The messaging engine calls these inside its own transaction.
+export { findOrCreateConversation } from "./conversation_create_service.ts";
 export {
-  findOrCreateConversation,
   recordInbound,
   recordOutbound,
   resetUnread,

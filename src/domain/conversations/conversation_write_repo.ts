@@ -3,18 +3,7 @@
 import { sql } from "kysely";
 import type { ConversationsTable, Executor } from "../../db/schema.ts";
 import { addMs, toDbTime } from "../../db/time.ts";
-import { AppError } from "../../errors.ts";
-import { newId } from "../../ids.ts";
-import { insertEvent } from "../events/event_repo.ts";
-import {
-  type Conversation,
-  SERVICE_WINDOW_HOURS,
-  truncatePreview,
-} from "./conversation.ts";
-import {
-  findConversation,
-  findConversationForContact,
-} from "./conversation_repo.ts";
+import { SERVICE_WINDOW_HOURS, truncatePreview } from "./conversation.ts";
 
 /** Inserts unless (contact, channel) already has one; true when inserted. */
 export async function insertConversation(
@@ -127,59 +116,4 @@ export async function resetUnread(
     .set({ unread_count: 0 }).where("id", "=", conversationId)
     .executeTakeFirst();
   return Number(result.numUpdatedRows) > 0;
-}
-
-/**
- * The conversation of a contact on a channel, created `open` when missing
- * (with its `conversation.created` event) in the caller's transaction.
- */
-export async function findOrCreateConversation(
-  trx: Executor,
-  input: {
-    accountId: string;
-    contactId: string;
-    channelId: string | null;
-    now: Date;
-  },
-): Promise<{ conversation: Conversation; created: boolean }> {
-  const existing = await findConversationForContact(trx, input);
-  if (existing) return { conversation: existing, created: false };
-  const at = toDbTime(input.now);
-  const id = newId();
-  const inserted = await insertConversation(trx, {
-    id,
-    account_id: input.accountId,
-    contact_id: input.contactId,
-    channel_id: input.channelId,
-    status: "open",
-    assigned_to: null,
-    last_message_at: null,
-    last_message_preview: null,
-    last_message_direction: null,
-    last_message_status: null,
-    last_message_id: null,
-    last_inbound_at: null,
-    service_window_expires_at: null,
-    unread_count: 0,
-    created_at: at,
-    updated_at: at,
-  });
-  const conversation = inserted
-    ? await findConversation(trx, { accountId: input.accountId }, id)
-    : await findConversationForContact(trx, input);
-  if (!conversation) {
-    throw new AppError(
-      "INTERNAL_ERROR",
-      `Cannot create conversation for contact "${input.contactId}"`,
-    );
-  }
-  if (inserted) {
-    await insertEvent(trx, {
-      accountId: input.accountId,
-      type: "conversation.created",
-      data: conversation,
-      createdAt: at,
-    });
-  }
-  return { conversation, created: inserted };
 }

@@ -1,5 +1,7 @@
-import type { Executor } from "../../db/schema.ts";
-import { toJson } from "../../db/json.ts";
+import { sql } from "kysely";
+import type { Selectable } from "kysely";
+import type { EventsTable, Executor } from "../../db/schema.ts";
+import { deleteInBatches } from "../../db/prune.ts";
 import { toDbTime } from "../../db/time.ts";
 import { newId } from "../../ids.ts";
 
@@ -10,6 +12,13 @@ export type EventType =
   | "conversation.created"
   | "contact.created";
 
+export const EVENT_TYPES: readonly EventType[] = [
+  "message.received",
+  "message.status_changed",
+  "conversation.created",
+  "contact.created",
+];
+
 export interface NewEvent {
   accountId: string;
   type: EventType;
@@ -19,23 +28,68 @@ export interface NewEvent {
   createdAt: Date | string;
 }
 
+/** An event row as written: its id and the exact `data` text stored. */
+export interface InsertedEvent {
+  id: string;
+  dataText: string;
+  createdAt: string;
+}
+
 /**
- * Records a domain event; pass the transaction that writes the row it is
- * about, so the row and its event commit together. Returns the event id.
+ * Inserts the event row only; use recordEvent() (event_service.ts), which
+ * also creates its webhook deliveries in the same transaction.
  */
-export async function insertEvent(
+export async function insertEventRow(
   db: Executor,
   event: NewEvent,
-): Promise<string> {
+): Promise<InsertedEvent> {
   const id = newId();
+  const dataText = JSON.stringify(event.data ?? null);
+  const createdAt = typeof event.createdAt === "string"
+    ? event.createdAt
+    : toDbTime(event.createdAt);
   await db.insertInto("events").values({
     id,
     account_id: event.accountId,
     type: event.type,
-    data: toJson(event.data),
-    created_at: typeof event.createdAt === "string"
-      ? event.createdAt
-      : toDbTime(event.createdAt),
+    data: dataText,
+    created_at: createdAt,
   }).execute();
-  return id;
+  return { id, dataText, createdAt };
+}
+
+/** The account's events after `afterSeq`, oldest first; `limit + 1` rows. */
+export async function listEventRows(
+  db: Executor,
+  q: { accountId: string; afterSeq: number; limit: number; types?: string[] },
+): Promise<Selectable<EventsTable>[]> {
+  let query = db.selectFrom("events").selectAll()
+    .where("account_id", "=", q.accountId)
+    .where("seq", ">", q.afterSeq);
+  if (q.types?.length) query = query.where("type", "in", q.types);
+  return await query.orderBy("seq").limit(q.limit + 1).execute();
+}
+
+/** The stored `data` text of an event, or undefined once pruned. */
+export async function findEventData(
+  db: Executor,
+  id: string,
+): Promise<string | undefined> {
+  const row = await db.selectFrom("events").select("data")
+    .where("id", "=", id).executeTakeFirst();
+  return row?.data;
+}
+
+/** Deletes events created before `cutoff` that no pending delivery still needs; returns how many. */
+export async function pruneEvents(
+  db: Executor,
+  cutoff: string,
+): Promise<number> {
+  return await deleteInBatches(
+    db,
+    "events",
+    sql`created_at < ${cutoff} and not exists (
+      select 1 from webhook_deliveries d
+      where d.event_id = events.id and d.status = 'pending')`,
+  );
 }

@@ -12,7 +12,7 @@ import {
   findOrCreateConversation,
   recordInbound,
 } from "../conversations/conversation_service.ts";
-import { insertEvent } from "../events/event_repo.ts";
+import { recordEvent } from "../events/event_service.ts";
 import { previewOf } from "../messages/outbound.ts";
 import {
   findMessageById,
@@ -155,7 +155,7 @@ export async function applyInboundMessage(
         maxAttempts: 8,
       }, now);
     }
-    await insertEvent(trx, {
+    await recordEvent(trx, {
       accountId: channel.accountId,
       type: "message.received",
       data: {

@@ -1,6 +1,6 @@
 import type { Executor } from "../../db/schema.ts";
 import { updateLastMessageStatus } from "../conversations/conversation_service.ts";
-import { insertEvent } from "../events/event_repo.ts";
+import { recordEvent } from "../events/event_service.ts";
 import {
   findMessageById,
   type MessageRow,
@@ -39,7 +39,7 @@ export async function recordStatusChange(
     messageId: updated.id,
     status: updated.status,
   });
-  await insertEvent(trx, {
+  await recordEvent(trx, {
     accountId: updated.account_id,
     type: "message.status_changed",
     data: statusChangedPayload(updated, row.status),

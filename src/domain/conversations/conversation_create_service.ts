@@ -1,0 +1,68 @@
+// Creating a conversation records its event, so it lives beside the event
+// service rather than in the write repo.
+import type { Executor } from "../../db/schema.ts";
+import { toDbTime } from "../../db/time.ts";
+import { AppError } from "../../errors.ts";
+import { newId } from "../../ids.ts";
+import { recordEvent } from "../events/event_service.ts";
+import type { Conversation } from "./conversation.ts";
+import {
+  findConversation,
+  findConversationForContact,
+} from "./conversation_repo.ts";
+import { insertConversation } from "./conversation_write_repo.ts";
+
+/**
+ * The conversation of a contact on a channel, created `open` when missing
+ * (with its `conversation.created` event) in the caller's transaction.
+ */
+export async function findOrCreateConversation(
+  trx: Executor,
+  input: {
+    accountId: string;
+    contactId: string;
+    channelId: string | null;
+    now: Date;
+  },
+): Promise<{ conversation: Conversation; created: boolean }> {
+  const existing = await findConversationForContact(trx, input);
+  if (existing) return { conversation: existing, created: false };
+  const at = toDbTime(input.now);
+  const id = newId();
+  const inserted = await insertConversation(trx, {
+    id,
+    account_id: input.accountId,
+    contact_id: input.contactId,
+    channel_id: input.channelId,
+    status: "open",
+    assigned_to: null,
+    last_message_at: null,
+    last_message_preview: null,
+    last_message_direction: null,
+    last_message_status: null,
+    last_message_id: null,
+    last_inbound_at: null,
+    service_window_expires_at: null,
+    unread_count: 0,
+    created_at: at,
+    updated_at: at,
+  });
+  const conversation = inserted
+    ? await findConversation(trx, { accountId: input.accountId }, id)
+    : await findConversationForContact(trx, input);
+  if (!conversation) {
+    throw new AppError(
+      "INTERNAL_ERROR",
+      `Cannot create conversation for contact "${input.contactId}"`,
+    );
+  }
+  if (inserted) {
+    await recordEvent(trx, {
+      accountId: input.accountId,
+      type: "conversation.created",
+      data: conversation,
+      createdAt: at,
+    });
+  }
+  return { conversation, created: inserted };
+}

@@ -1,0 +1,105 @@
+import type { Db, Executor } from "../../db/schema.ts";
+import { AppError } from "../../errors.ts";
+import { subjectOf } from "../webhooks/delivery.ts";
+import { fanOut } from "../webhooks/fanout_service.ts";
+import {
+  EVENT_TYPES,
+  insertEventRow,
+  listEventRows,
+  type NewEvent,
+} from "./event_repo.ts";
+
+export type { EventType, NewEvent } from "./event_repo.ts";
+
+/**
+ * Records a domain event and a webhook delivery for every subscription that
+ * wants it; pass the transaction that writes the row the event is about, so
+ * the row, its event and their deliveries commit together (or not at all).
+ * Returns the event id.
+ */
+export async function recordEvent(
+  trx: Executor,
+  event: NewEvent,
+): Promise<string> {
+  const inserted = await insertEventRow(trx, event);
+  await fanOut(trx, {
+    eventId: inserted.id,
+    accountId: event.accountId,
+    type: event.type,
+    dataText: inserted.dataText,
+    subjectId: subjectOf(event.type, event.data),
+    createdAt: inserted.createdAt,
+  }, new Date(inserted.createdAt));
+  return inserted.id;
+}
+
+/** One entry of the catch-up feed: the webhook's `data` with its event id and kind. */
+export interface FeedEvent {
+  eventId: string;
+  type: string;
+  createdAt: string;
+  data: unknown;
+}
+
+export interface FeedPage {
+  items: FeedEvent[];
+  /** Where the next read starts: after the last item (or the given cursor when nothing is new). */
+  cursor: string | null;
+  hasMore: boolean;
+}
+
+function encodeFeedCursor(seq: number): string {
+  return btoa(`events:${seq}`).replace(/=+$/, "");
+}
+
+function decodeFeedCursor(cursor: string): number {
+  try {
+    const match = /^events:(\d{1,15})$/.exec(atob(cursor));
+    if (match) return Number(match[1]);
+  } catch { /* fall through */ }
+  throw new AppError(
+    "VALIDATION_ERROR",
+    `Invalid query parameter "cursor": "${cursor}" is not a cursor returned by GET /events`,
+  );
+}
+
+/**
+ * The account's events oldest first, after `cursor`. Sequence numbers are
+ * given in commit order (SQLite has one writer), so a consumer that follows
+ * the cursor sees every event exactly once, even while events are written.
+ */
+export async function listEvents(
+  deps: { db: Db },
+  q: {
+    accountId: string;
+    cursor?: string | undefined;
+    limit: number;
+    types?: string[];
+  },
+): Promise<FeedPage> {
+  const afterSeq = q.cursor ? decodeFeedCursor(q.cursor) : 0;
+  for (const type of q.types ?? []) {
+    if (!(EVENT_TYPES as readonly string[]).includes(type)) {
+      throw new AppError(
+        "VALIDATION_ERROR",
+        `Invalid query parameter "type": "${type}" is not one of ${
+          EVENT_TYPES.join(", ")
+        }`,
+      );
+    }
+  }
+  const rows = await listEventRows(deps.db, { ...q, afterSeq });
+  const hasMore = rows.length > q.limit;
+  const page = hasMore ? rows.slice(0, q.limit) : rows;
+  const last = page.at(-1);
+  return {
+    items: page.map((r) => ({
+      eventId: r.id,
+      type: r.type,
+      createdAt: r.created_at,
+      data: JSON.parse(r.data),
+    })),
+    cursor: last ? encodeFeedCursor(last.seq) : q.cursor ?? null,
+    hasMore,
+  };
+}

@@ -1,0 +1,175 @@
+import { type ExpressionBuilder, sql } from "kysely";
+import type {
+  Database,
+  Executor,
+  WebhookDeliveriesTable,
+} from "../../db/schema.ts";
+import { deleteInBatches } from "../../db/prune.ts";
+import type { CursorPosition } from "../pagination.ts";
+import type { DeliveryStatus } from "./delivery.ts";
+
+/** Inserts delivery rows in one statement per 100. */
+export async function insertDeliveries(
+  db: Executor,
+  rows: WebhookDeliveriesTable[],
+): Promise<void> {
+  for (let i = 0; i < rows.length; i += 100) {
+    await db.insertInto("webhook_deliveries").values(rows.slice(i, i + 100))
+      .execute();
+  }
+}
+
+/** What one attempt needs, in one read: the row, its subscription and its event's data. */
+export interface AttemptRow extends WebhookDeliveriesTable {
+  url: string;
+  enabled: number;
+  secret_enc: string;
+  headers_enc: string | null;
+  data: string | null;
+}
+
+export async function findAttemptRow(
+  db: Executor,
+  id: string,
+): Promise<AttemptRow | undefined> {
+  return await db.selectFrom("webhook_deliveries as d")
+    .innerJoin("webhooks as w", "w.id", "d.webhook_id")
+    .leftJoin("events as e", "e.id", "d.event_id")
+    .selectAll("d")
+    .select([
+      "w.url",
+      "w.enabled",
+      "w.secret_enc",
+      "w.headers_enc",
+      "e.data",
+    ])
+    .where("d.id", "=", id)
+    .executeTakeFirst();
+}
+
+/** One row of the subscription's log, or undefined. */
+export async function findDelivery(
+  db: Executor,
+  ref: { accountId: string; webhookId: string; id: string },
+): Promise<WebhookDeliveriesTable | undefined> {
+  return await db.selectFrom("webhook_deliveries").selectAll()
+    .where("id", "=", ref.id)
+    .where("webhook_id", "=", ref.webhookId)
+    .where("account_id", "=", ref.accountId)
+    .executeTakeFirst();
+}
+
+/** The next attempt of a chain still to make (when it runs), or undefined once the chain ended. */
+export async function pendingOfChain(
+  db: Executor,
+  rootId: string,
+): Promise<{ next_attempt_at: string | null } | undefined> {
+  return await db.selectFrom("webhook_deliveries")
+    .select("next_attempt_at")
+    .where("root_id", "=", rootId).where("status", "=", "pending")
+    .executeTakeFirst();
+}
+
+/** Pending attempts that wait for the chain `rootId` to end. */
+export async function dependentsOf(
+  db: Executor,
+  rootId: string,
+): Promise<string[]> {
+  const rows = await db.selectFrom("webhook_deliveries").select("id")
+    .where("after_root_id", "=", rootId)
+    .where("status", "=", "pending")
+    .execute();
+  return rows.map((r) => r.id);
+}
+
+/** For each subscription, the chain of a contact.created of `subjectId` not delivered yet. */
+export async function pendingContactCreated(
+  db: Executor,
+  input: { webhookIds: string[]; subjectId: string },
+): Promise<Map<string, string>> {
+  if (input.webhookIds.length === 0) return new Map();
+  const rows = await db.selectFrom("webhook_deliveries")
+    .select(["webhook_id", "root_id"])
+    .where("webhook_id", "in", input.webhookIds)
+    .where("subject_id", "=", input.subjectId)
+    .where("status", "=", "pending")
+    .where("event", "=", "contact.created")
+    .execute();
+  return new Map(rows.map((r) => [r.webhook_id, r.root_id]));
+}
+
+export type AttemptResult = Pick<
+  WebhookDeliveriesTable,
+  | "status"
+  | "status_code"
+  | "outcome"
+  | "error_message"
+  | "duration_ms"
+  | "response_excerpt"
+  | "redirect_location"
+  | "redirect_status_code"
+  | "first_attempt_at"
+  | "attempted_at"
+  | "next_attempt_at"
+>;
+
+/** Writes an attempt's result; false when the row is no longer pending (another run wrote it). */
+export async function finishAttempt(
+  db: Executor,
+  id: string,
+  result: AttemptResult,
+): Promise<boolean> {
+  const r = await db.updateTable("webhook_deliveries").set(result)
+    .where("id", "=", id).where("status", "=", "pending")
+    .executeTakeFirst();
+  return Number(r.numUpdatedRows) === 1;
+}
+
+export interface DeliveryListQuery {
+  accountId: string;
+  webhookId: string;
+  status?: DeliveryStatus | undefined;
+  event?: string | undefined;
+  since?: string | undefined;
+  until?: string | undefined;
+  after?: CursorPosition | undefined;
+  limit: number;
+}
+
+function before(position: CursorPosition) {
+  return (eb: ExpressionBuilder<Database, "webhook_deliveries">) =>
+    eb(
+      eb.refTuple("created_at", "id"),
+      "<",
+      eb.tuple(position.at, position.id),
+    );
+}
+
+/** Newest first; `limit + 1` rows so the caller can tell whether more exist. */
+export async function listDeliveryRows(
+  db: Executor,
+  q: DeliveryListQuery,
+): Promise<WebhookDeliveriesTable[]> {
+  let query = db.selectFrom("webhook_deliveries").selectAll()
+    .where("webhook_id", "=", q.webhookId)
+    .where("account_id", "=", q.accountId);
+  if (q.status) query = query.where("status", "=", q.status);
+  if (q.event) query = query.where("event", "=", q.event);
+  if (q.since) query = query.where("created_at", ">=", q.since);
+  if (q.until) query = query.where("created_at", "<", q.until);
+  if (q.after) query = query.where(before(q.after));
+  return await query.orderBy("created_at", "desc").orderBy("id", "desc")
+    .limit(q.limit + 1).execute();
+}
+
+/** Deletes finished log rows created before `cutoff`; returns how many. */
+export async function pruneDeliveries(
+  db: Executor,
+  cutoff: string,
+): Promise<number> {
+  return await deleteInBatches(
+    db,
+    "webhook_deliveries",
+    sql`created_at < ${cutoff} and status != 'pending'`,
+  );
+}

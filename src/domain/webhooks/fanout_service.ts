@@ -1,0 +1,93 @@
+import type { Executor, WebhookDeliveriesTable } from "../../db/schema.ts";
+import { fromJson } from "../../db/json.ts";
+import { newId } from "../../ids.ts";
+import { enqueueMany, PRIORITY } from "../../jobs/queue.ts";
+import { pendingRow } from "./delivery.ts";
+import { insertDeliveries, pendingContactCreated } from "./delivery_repo.ts";
+import { payloadHash } from "./envelope.ts";
+import { subscribersOf } from "./webhook_repo.ts";
+
+/** The job that makes one attempt; its payload is the delivery row's id. */
+export const DELIVER_JOB = "webhook.deliver";
+
+export interface FannedEvent {
+  eventId: string;
+  accountId: string;
+  type: string;
+  dataText: string;
+  /** The contact the event is about (see subjectOf). */
+  subjectId: string | null;
+  createdAt: string;
+}
+
+/** The unique key of the job of one attempt row. */
+export function deliveryJobKey(deliveryId: string): string {
+  return `${DELIVER_JOB}:${deliveryId}`;
+}
+
+/** The job of one pending attempt, grouped by subscription so one slow endpoint keeps to its share. */
+export function deliveryJob(
+  row: Pick<WebhookDeliveriesTable, "id" | "webhook_id">,
+  options: { runAt?: Date; priority?: number } = {},
+) {
+  return {
+    kind: DELIVER_JOB,
+    payload: { deliveryId: row.id },
+    priority: options.priority ?? PRIORITY.webhook,
+    groupKey: row.webhook_id,
+    uniqueKey: deliveryJobKey(row.id),
+    ...(options.runAt ? { runAt: options.runAt } : {}),
+  };
+}
+
+/**
+ * Creates one delivery per subscription of the account that wants this event
+ * kind, in the caller's transaction (the event's own), with the job of its
+ * first attempt; a disabled subscription gets a `skipped` row instead (it can
+ * be replayed). A message.received or conversation.created whose contact's
+ * contact.created is still on its way to a subscription waits for it there.
+ * Returns how many deliveries it queued.
+ */
+export async function fanOut(
+  trx: Executor,
+  event: FannedEvent,
+  now: Date,
+): Promise<number> {
+  const subscribers = (await subscribersOf(trx, event.accountId)).filter((s) =>
+    fromJson<string[]>(s.events, []).includes(event.type)
+  );
+  if (subscribers.length === 0) return 0;
+  const enabled = subscribers.filter((s) => s.enabled === 1).map((s) => s.id);
+  const waits = event.type !== "contact.created" && event.subjectId
+    ? await pendingContactCreated(trx, {
+      webhookIds: enabled,
+      subjectId: event.subjectId,
+    })
+    : new Map<string, string>();
+  const hash = payloadHash(event.dataText);
+  const rows = subscribers.map((s) => {
+    const on = s.enabled === 1;
+    return pendingRow({
+      id: newId(now.getTime()),
+      account_id: event.accountId,
+      webhook_id: s.id,
+      event_id: event.eventId,
+      event: event.type,
+      kind: "event",
+      payload_hash: hash,
+      created_at: event.createdAt,
+      subject_id: event.subjectId,
+      after_root_id: on ? waits.get(s.id) ?? null : null,
+      ...(on ? {} : {
+        status: "skipped",
+        error_message:
+          "Skipped: the subscription was disabled when the event occurred",
+        next_attempt_at: null,
+      }),
+    });
+  });
+  await insertDeliveries(trx, rows);
+  const pending = rows.filter((r) => r.status === "pending");
+  await enqueueMany(trx, pending.map((r) => deliveryJob(r)), now);
+  return pending.length;
+}

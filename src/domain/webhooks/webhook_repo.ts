@@ -1,0 +1,145 @@
+import type { Executor, WebhooksTable } from "../../db/schema.ts";
+import { fromJson } from "../../db/json.ts";
+import {
+  AUTO_DISABLE_AFTER,
+  type Webhook,
+  type WebhookEvent,
+} from "./webhook.ts";
+
+export function toWebhook(r: WebhooksTable): Webhook {
+  return {
+    id: r.id,
+    accountId: r.account_id,
+    url: r.url,
+    events: fromJson<WebhookEvent[]>(r.events, []),
+    description: r.description,
+    enabled: r.enabled === 1,
+    headerNames: fromJson<string[]>(r.header_names, []),
+    consecutiveFailures: r.consecutive_failures,
+    lastDeliveryAt: r.last_delivery_at,
+    lastDeliveryStatus: r.last_delivery_status as Webhook["lastDeliveryStatus"],
+    disabledAt: r.disabled_at,
+    disabledReason: r.disabled_reason === "auto" ? "auto" : null,
+    createdAt: r.created_at,
+    updatedAt: r.updated_at,
+  };
+}
+
+export async function insertWebhook(
+  db: Executor,
+  row: WebhooksTable,
+): Promise<void> {
+  await db.insertInto("webhooks").values(row).execute();
+}
+
+/** The account's subscription, or undefined (also for another account's id). */
+export async function findWebhookRow(
+  db: Executor,
+  accountId: string,
+  id: string,
+): Promise<WebhooksTable | undefined> {
+  return await db.selectFrom("webhooks").selectAll()
+    .where("id", "=", id).where("account_id", "=", accountId)
+    .executeTakeFirst();
+}
+
+/** Every subscription of the account, oldest first. */
+export async function listWebhookRows(
+  db: Executor,
+  accountId: string,
+): Promise<WebhooksTable[]> {
+  return await db.selectFrom("webhooks").selectAll()
+    .where("account_id", "=", accountId)
+    .orderBy("created_at").orderBy("id").execute();
+}
+
+/** Writes the given columns; false when no such subscription exists in the account. */
+export async function updateWebhookRow(
+  db: Executor,
+  ref: { accountId: string; id: string },
+  changes: Partial<Omit<WebhooksTable, "id" | "account_id">>,
+): Promise<boolean> {
+  const r = await db.updateTable("webhooks").set(changes)
+    .where("id", "=", ref.id).where("account_id", "=", ref.accountId)
+    .executeTakeFirst();
+  return Number(r.numUpdatedRows) === 1;
+}
+
+/** Deletes a subscription with its delivery log; false when absent. */
+export async function deleteWebhookRow(
+  db: Executor,
+  ref: { accountId: string; id: string },
+): Promise<boolean> {
+  const r = await db.deleteFrom("webhooks")
+    .where("id", "=", ref.id).where("account_id", "=", ref.accountId)
+    .executeTakeFirst();
+  return Number(r.numDeletedRows) === 1;
+}
+
+/** What the fan-out needs of each subscription of an account. */
+export async function subscribersOf(
+  db: Executor,
+  accountId: string,
+): Promise<Array<{ id: string; events: string; enabled: number }>> {
+  return await db.selectFrom("webhooks")
+    .select(["id", "events", "enabled"])
+    .where("account_id", "=", accountId).execute();
+}
+
+/**
+ * Records one attempt's result on the subscription's counters: a success
+ * resets the failure count, a failure adds one and, at AUTO_DISABLE_AFTER,
+ * disables an enabled subscription. True when this write disabled it.
+ */
+export async function recordDeliveryOutcome(
+  db: Executor,
+  id: string,
+  outcome: { success: boolean; at: string },
+): Promise<boolean> {
+  if (outcome.success) {
+    await db.updateTable("webhooks").set({
+      consecutive_failures: 0,
+      last_delivery_at: outcome.at,
+      last_delivery_status: "success",
+    }).where("id", "=", id).execute();
+    return false;
+  }
+  const counted = await db.updateTable("webhooks").set((eb) => ({
+    consecutive_failures: eb("consecutive_failures", "+", 1),
+    last_delivery_at: outcome.at,
+    last_delivery_status: "failed",
+  })).where("id", "=", id)
+    .returning(["consecutive_failures", "enabled"]).executeTakeFirst();
+  if (
+    !counted || counted.enabled !== 1 ||
+    counted.consecutive_failures < AUTO_DISABLE_AFTER
+  ) {
+    return false;
+  }
+  const r = await db.updateTable("webhooks").set({
+    enabled: 0,
+    disabled_at: outcome.at,
+    disabled_reason: "auto",
+    updated_at: outcome.at,
+  }).where("id", "=", id).where("enabled", "=", 1).executeTakeFirst();
+  return Number(r.numUpdatedRows) === 1;
+}
+
+/** Disabled subscriptions by reason ("auto" or "manual"), over every account. */
+export async function countDisabled(
+  db: Executor,
+): Promise<{ auto: number; manual: number }> {
+  const rows = await db.selectFrom("webhooks")
+    .select([
+      "disabled_reason",
+      (eb) => eb.fn.countAll<number>().as("n"),
+    ])
+    .where("enabled", "=", 0).groupBy("disabled_reason").execute();
+  let auto = 0;
+  let manual = 0;
+  for (const r of rows) {
+    if (r.disabled_reason === "auto") auto += Number(r.n);
+    else manual += Number(r.n);
+  }
+  return { auto, manual };
+}

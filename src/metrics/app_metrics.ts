@@ -1,0 +1,73 @@
+import {
+  type Counter,
+  type Gauge,
+  type Histogram,
+  Registry,
+} from "./registry.ts";
+
+/** Outcome classes of a webhook attempt, as counted and logged. */
+export const DELIVERY_OUTCOMES = [
+  "2xx",
+  "3xx",
+  "4xx",
+  "5xx",
+  "timeout",
+  "blocked",
+  "error",
+] as const;
+export type DeliveryOutcome = (typeof DELIVERY_OUTCOMES)[number];
+
+/** The program's metrics; gauges are refreshed from the database at scrape time. */
+export interface AppMetrics {
+  registry: Registry;
+  httpRequests: Counter;
+  httpDuration: Histogram;
+  webhookDeliveries: Counter;
+  webhookDuration: Histogram;
+  webhookAutoDisabled: Counter;
+  jobsReady: Gauge;
+  jobsOldestReadyAge: Gauge;
+  jobsRunning: Gauge;
+  webhooksDisabled: Gauge;
+}
+
+/** Builds the registry with every metric the program exports. */
+export function createAppMetrics(): AppMetrics {
+  const registry = new Registry();
+  return {
+    registry,
+    httpRequests: registry.counter(
+      "http_requests_total",
+      "HTTP requests by method, route pattern and status",
+    ),
+    httpDuration: registry.histogram(
+      "http_request_duration_seconds",
+      "HTTP request latency by method and route pattern",
+    ),
+    webhookDeliveries: registry.counter(
+      "webhook_deliveries_total",
+      "Webhook delivery attempts by outcome class (2xx, 3xx, 4xx, 5xx, timeout, blocked, error) and kind",
+    ),
+    webhookDuration: registry.histogram(
+      "webhook_delivery_duration_seconds",
+      "Webhook delivery attempt latency by outcome class",
+    ),
+    webhookAutoDisabled: registry.counter(
+      "webhook_subscriptions_auto_disabled_total",
+      "Subscriptions this process disabled after consecutive failures",
+    ),
+    jobsReady: registry.gauge(
+      "jobs_ready",
+      "Jobs due to run and waiting for a worker, by lane",
+    ),
+    jobsOldestReadyAge: registry.gauge(
+      "jobs_oldest_ready_age_seconds",
+      "How long the oldest due job of each lane has waited",
+    ),
+    jobsRunning: registry.gauge("jobs_running", "Jobs running, by lane"),
+    webhooksDisabled: registry.gauge(
+      "webhook_subscriptions_disabled",
+      "Disabled subscriptions, by reason (auto or manual)",
+    ),
+  };
+}

@@ -1,0 +1,93 @@
+import assert from "node:assert/strict";
+import {
+  inboundEnvelope,
+  postWebhook,
+  signedBody,
+} from "../messaging/_helpers.ts";
+import {
+  nextPhone,
+  type WebhookHarness,
+  webhookTest,
+} from "../_support/webhooks.ts";
+
+const ALL = [
+  "contact.created",
+  "conversation.created",
+  "message.received",
+];
+
+/** A customer's first message, through the signed Meta webhook and its processing job. */
+async function customerWrites(h: WebhookHarness, from: string, text: string) {
+  const payload = inboundEnvelope(h, {
+    id: `wamid.${crypto.randomUUID()}`,
+    type: "text",
+    text: { body: text },
+  }, from);
+  const { raw, signature } = await signedBody(payload);
+  const res = await postWebhook(h, raw, signature);
+  assert.equal(res.status, 200);
+  assert.ok(await h.processJobs() >= 1);
+}
+
+webhookTest(
+  "a new customer's contact.created reaches each subscription before its conversation and message",
+  async (h, receiver) => {
+    let contactFails = 1;
+    receiver.answer((r) => {
+      if (r.json.event === "contact.created" && contactFails-- > 0) {
+        return new Response("not yet", { status: 503 });
+      }
+      return new Response("ok");
+    });
+    const hook = await h.subscribe({ url: receiver.url, events: ALL });
+    const other = await h.subscribe({
+      url: `${receiver.url}?other`,
+      events: ["message.received"],
+    });
+    await customerWrites(h, nextPhone(), "Hola");
+    await h.deliver();
+    // contact.created failed: the conversation and message wait for it...
+    const first = receiver.received.filter((r) => r.json.webhookId === hook.id);
+    assert.deepEqual(first.map((r) => r.json.event), ["contact.created"]);
+    // ...but a subscription without contact.created does not wait for anything.
+    assert.deepEqual(
+      receiver.received.filter((r) => r.json.webhookId === other.id).map((r) =>
+        r.json.event
+      ),
+      ["message.received"],
+    );
+    // The retry succeeds and the waiting deliveries follow, in order.
+    h.clock.advance(7_000);
+    await h.deliver();
+    h.clock.advance(1_000);
+    await h.deliver();
+    const events = receiver.received.filter((r) => r.json.webhookId === hook.id)
+      .map((r) => r.json.event);
+    assert.deepEqual(events.slice(0, 2), [
+      "contact.created",
+      "contact.created",
+    ]);
+    assert.deepEqual(events.slice(2).sort(), [
+      "conversation.created",
+      "message.received",
+    ]);
+    const received =
+      receiver.received.find((r) =>
+        r.json.webhookId === hook.id && r.json.event === "message.received"
+      )!.json.data;
+    assert.deepEqual(received.content, { body: "Hola" });
+    assert.equal(received.direction, "inbound");
+    assert.equal(typeof received.contact.id, "string");
+    assert.equal(received.contact.name, "Ana");
+    // A later message of the same contact waits for nothing.
+    receiver.received.length = 0;
+    await customerWrites(h, received.contact.phoneNumber, "¿Sigue ahí?");
+    await h.deliver();
+    assert.deepEqual(
+      receiver.received.filter((r) => r.json.webhookId === hook.id).map((r) =>
+        r.json.event
+      ),
+      ["message.received"],
+    );
+  },
+);
