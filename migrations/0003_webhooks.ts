@@ -69,6 +69,8 @@ const STATEMENTS = [
     on webhook_deliveries (event_id) where status = 'pending'`,
   `create index webhook_deliveries_created_idx on webhook_deliveries (created_at)`,
   `alter table jobs add column group_key text`,
+  `create index jobs_group_idx on jobs (group_key, priority, run_at)
+    where state in ('available','retryable') and group_key is not null`,
 ];
 
 export async function up(db: Kysely<any>): Promise<void> {

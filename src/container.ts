@@ -60,7 +60,9 @@ export function createContainer(
     authToken: config.databaseAuthToken,
   });
   const jobs = new JobSignal();
-  const db = opened.db.withPlugin(new JobInsertHook(() => jobs.notify()));
+  const db = opened.db.withPlugin(
+    new JobInsertHook((lanes) => jobs.notify(lanes)),
+  );
   const log = overrides.log ?? createLogger(config.logLevel);
   const egress = new EgressClient({
     allowPrivate: config.webhookAllowPrivateNetworks,

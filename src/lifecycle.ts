@@ -3,6 +3,7 @@ import type { Container } from "./container.ts";
 import type { AppEnv } from "./http/env.ts";
 import { WorkerPool } from "./jobs/worker_pool.ts";
 import { PRIORITY } from "./jobs/queue.ts";
+import { concerns } from "./jobs/signal.ts";
 import { createJobHandlers, splitHandlers } from "./jobs/registry.ts";
 import { startCron } from "./cron/schedules.ts";
 
@@ -96,9 +97,9 @@ export function startBackground(
     leaseMs: WEBHOOK_LEASE_MS,
     lanes: WEBHOOK_LANES,
   });
-  const unsubscribe = container.jobs.subscribe(() => {
-    pool.notify();
-    webhookPool.notify();
+  const unsubscribe = container.jobs.subscribe((lanes) => {
+    if (concerns(MAIN_LANES, lanes)) pool.notify();
+    if (concerns(WEBHOOK_LANES, lanes)) webhookPool.notify();
   });
   pool.start();
   webhookPool.start();

@@ -1,27 +1,31 @@
 import type {
+  InsertQueryNode,
   KyselyPlugin,
+  OperationNode,
   PluginTransformQueryArgs,
   PluginTransformResultArgs,
   QueryResult,
   RootOperationNode,
   UnknownRow,
+  ValuesNode,
 } from "kysely";
 
 type QueryId = PluginTransformQueryArgs["queryId"];
 
 /**
  * Calls `onInsert` after every `insert into jobs` statement, wherever it runs
- * (a request, a job handler, the fan-out of an event), so the worker pools
- * wake at once instead of at their next poll. On embedded SQLite the pool's
- * claim then queues behind the open transaction and runs right after its
- * commit; on libSQL a claim that comes too early finds nothing and the poll
- * picks the job up.
+ * (a request, a job handler, the fan-out of an event), with the priorities
+ * (lanes) of the inserted jobs when it can read them, so only the pools that
+ * serve those lanes wake, at once instead of at their next poll. On embedded
+ * SQLite the pool's claim then queues behind the open transaction and runs
+ * right after its commit; on libSQL a claim that comes too early finds
+ * nothing and the poll picks the job up.
  */
 export class JobInsertHook implements KyselyPlugin {
-  #inserts = new WeakSet<QueryId>();
-  #onInsert: () => void;
+  #inserts = new WeakMap<QueryId, Set<number> | undefined>();
+  #onInsert: (lanes: Set<number> | undefined) => void;
 
-  constructor(onInsert: () => void) {
+  constructor(onInsert: (lanes: Set<number> | undefined) => void) {
     this.#onInsert = onInsert;
   }
 
@@ -31,7 +35,7 @@ export class JobInsertHook implements KyselyPlugin {
       node.kind === "InsertQueryNode" &&
       node.into?.table.identifier.name === "jobs"
     ) {
-      this.#inserts.add(args.queryId);
+      this.#inserts.set(args.queryId, prioritiesOf(node));
     }
     return node;
   }
@@ -40,9 +44,33 @@ export class JobInsertHook implements KyselyPlugin {
     args: PluginTransformResultArgs,
   ): Promise<QueryResult<UnknownRow>> {
     if (this.#inserts.has(args.queryId)) {
+      const lanes = this.#inserts.get(args.queryId);
       this.#inserts.delete(args.queryId);
-      this.#onInsert();
+      this.#onInsert(lanes);
     }
     return Promise.resolve(args.result);
   }
+}
+
+/** The `priority` values of an insert's rows, or undefined when they cannot be read. */
+function prioritiesOf(node: InsertQueryNode): Set<number> | undefined {
+  const at = node.columns?.findIndex((c) => c.column.name === "priority");
+  if (at === undefined || at < 0 || node.values?.kind !== "ValuesNode") {
+    return undefined;
+  }
+  const out = new Set<number>();
+  for (const row of (node.values as ValuesNode).values) {
+    const value: unknown = row.kind === "PrimitiveValueListNode"
+      ? row.values[at]
+      : valueOf(row.values[at]);
+    if (typeof value !== "number") return undefined;
+    out.add(value);
+  }
+  return out;
+}
+
+function valueOf(node: OperationNode | undefined): unknown {
+  return node?.kind === "ValueNode"
+    ? (node as { value?: unknown }).value
+    : undefined;
 }

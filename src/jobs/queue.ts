@@ -5,6 +5,7 @@ import { fromJson, toJson } from "../db/json.ts";
 import { addMs, toDbTime } from "../db/time.ts";
 import { newId } from "../ids.ts";
 import { backoffMs } from "./retry_policy.ts";
+import { claimLimit } from "./groups.ts";
 import type {
   ClaimedJob,
   EnqueueInput,
@@ -133,17 +134,14 @@ export interface ClaimOptions {
   lanes?: readonly number[];
   /**
    * Caps jobs in flight per group: a group with `cap` running is skipped, and
-   * a group with fewer gets at most `cap - running` more. Jobs without a group
-   * are not capped.
+   * no group gets more than `cap - running` (see claimLimit). Jobs without a
+   * group are not capped.
    */
   groups?: { cap: number; running: ReadonlyMap<string, number> };
 }
 
-/** Due jobs looked at per capped claim: a group's backlog beyond this waits for the next claim. */
-const GROUP_WINDOW_MIN = 256;
-
-/** The ids a claim takes: due jobs, most urgent first, within each group's allowance. */
-function claimable(opts: ClaimOptions, now: string) {
+/** The condition of a claimable job: due, in the pool's lanes and kinds, and not of a full group. */
+function dueCondition(opts: ClaimOptions, now: string) {
   const kinds = opts.kinds ? sql`and kind in (${sql.join(opts.kinds)})` : sql``;
   const lane = opts.maxPriority === undefined
     ? sql``
@@ -151,34 +149,15 @@ function claimable(opts: ClaimOptions, now: string) {
   const lanes = opts.lanes
     ? sql`and priority in (${sql.join([...opts.lanes].sort((a, b) => a - b))})`
     : sql``;
-  const due = sql`state in ('available', 'retryable') and run_at <= ${now}
-      ${lanes} ${kinds} ${lane}`;
-  if (!opts.groups) {
-    return sql`select id from jobs where ${due}
-      order by priority, run_at limit ${opts.limit}`;
-  }
-  const { cap, running } = opts.groups;
-  const full = [...running].filter(([, n]) => n >= cap).map(([g]) => g);
-  const left = Object.fromEntries(
-    [...running].filter(([, n]) => n < cap).map(([g, n]) => [g, cap - n]),
-  );
+  const full = opts.groups
+    ? [...opts.groups.running].filter(([, n]) => n >= opts.groups!.cap)
+      .map(([g]) => g)
+    : [];
   const skip = full.length
     ? sql`and (group_key is null or group_key not in (${sql.join(full)}))`
     : sql``;
-  const window = Math.max(GROUP_WINDOW_MIN, opts.limit * 8);
-  // row_number() ranks each group's due jobs, so one claim never takes more
-  // of a group than its allowance (a window function, SQLite >= 3.25).
-  return sql`select id from (
-      select id, priority, run_at, group_key,
-        row_number() over (partition by group_key order by priority, run_at) as rn
-      from (select id, priority, run_at, group_key from jobs where ${due} ${skip}
-        order by priority, run_at limit ${window}))
-    where group_key is null or rn <= coalesce(
-      (select value from json_each(${
-    JSON.stringify(left)
-  }) where key = group_key),
-      ${cap})
-    order by priority, run_at limit ${opts.limit}`;
+  return sql`state in ('available', 'retryable') and run_at <= ${now}
+      ${lanes} ${kinds} ${lane} ${skip}`;
 }
 
 /** Claims up to `limit` due jobs, most urgent first, each with a fresh lease token. */
@@ -189,6 +168,11 @@ export async function claim(db: Db, opts: ClaimOptions): Promise<JobRow[]> {
     return [];
   }
   const now = toDbTime(opts.now);
+  // An UPDATE that matches nothing still takes the write lock and costs as
+  // much as a small write; an idle or woken-for-nothing pool asks first.
+  const { rows: any } = await sql`select 1 from jobs
+    where ${dueCondition(opts, now)} limit 1`.execute(db);
+  if (any.length === 0) return [];
   // **A job is claimed by exactly one worker: the select and the update are ONE statement, so
   // SQLite's single writer (or sqld's) serialises two claimers and the second sees `running`.**
   // The state list is written as literals so the planner can use the partial jobs_claim_idx.
@@ -202,7 +186,9 @@ export async function claim(db: Db, opts: ClaimOptions): Promise<JobRow[]> {
         locked_until = ${toDbTime(addMs(opts.now, opts.leaseMs))},
         lease_token = lower(hex(randomblob(16))),
         updated_at = ${now}
-    where id in (${claimable(opts, now)})
+    where id in (
+      select id from jobs where ${dueCondition(opts, now)}
+      order by priority, run_at limit ${claimLimit(opts)})
     returning *`.execute(db);
   // RETURNING does not keep the subquery's order.
   return rows.map(toJobRow).sort((a, b) =>
@@ -394,37 +380,4 @@ export async function countByState(db: Db): Promise<Record<string, number>> {
   };
   for (const r of rows) out[r.state] = Number(r.n);
   return out;
-}
-
-export interface LaneStats {
-  priority: number;
-  /** Due and waiting for a worker. */
-  ready: number;
-  /** run_at of the oldest due job, or null. */
-  oldestReadyAt: string | null;
-  running: number;
-}
-
-/** Due and running jobs per priority (lane), for the metrics endpoint. */
-export async function laneStats(db: Db, now: Date): Promise<LaneStats[]> {
-  const at = toDbTime(now);
-  const due = sql`state in ('available', 'retryable') and run_at <= ${at}`;
-  const { rows } = await sql<{
-    priority: number;
-    ready: number;
-    oldest: string | null;
-    running: number;
-  }>`
-    select priority,
-      sum(case when ${due} then 1 else 0 end) as ready,
-      min(case when ${due} then run_at end) as oldest,
-      sum(case when state = 'running' then 1 else 0 end) as running
-    from jobs where state in ('available', 'retryable', 'running')
-    group by priority`.execute(db);
-  return rows.map((r) => ({
-    priority: Number(r.priority),
-    ready: Number(r.ready),
-    oldestReadyAt: r.oldest,
-    running: Number(r.running),
-  }));
 }

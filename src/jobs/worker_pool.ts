@@ -13,6 +13,7 @@ import type { Clock } from "../clock.ts";
 import type { Logger } from "../log.ts";
 import type { Db, Executor } from "../db/schema.ts";
 import { addMs } from "../db/time.ts";
+import { claimLimit, GroupCap } from "./groups.ts";
 import {
   claim,
   complete,
@@ -64,7 +65,12 @@ export interface WorkerPoolOptions {
    * file). A pool that runs only one lane turns it off. @default true
    */
   reserveUrgentSlot?: boolean;
-  /** At most this many running jobs per job group (a webhook subscription). @default no cap */
+  /**
+   * At most this many running jobs per job group (a webhook subscription). A
+   * group held at the cap has its due backlog parked a little later (1 s,
+   * doubling while it stays full, up to 16 s), so other groups' claims never
+   * wade through it. @default no cap
+   */
   maxPerGroup?: number;
   /** Only jobs of these priorities (PRIORITY values). @default every lane */
   lanes?: readonly number[];
@@ -98,7 +104,7 @@ export class WorkerPool {
   #pollMs: number;
   #rescueEveryMs: number;
   #reserveUrgentSlot: boolean;
-  #maxPerGroup: number | undefined;
+  #groups: GroupCap | undefined;
   #lanes: readonly number[] | undefined;
   #nextRescueAt = 0;
   #running = new Map<string, Running>();
@@ -123,11 +129,14 @@ export class WorkerPool {
     this.#rescueEveryMs = opts.rescueEveryMs ?? 5_000;
     this.#pollMs = opts.pollMs ?? 50;
     this.#reserveUrgentSlot = opts.reserveUrgentSlot ?? true;
-    this.#maxPerGroup = opts.maxPerGroup;
+
     this.#lanes = opts.lanes;
     this.workerId = opts.workerId ??
       `worker-${crypto.randomUUID().slice(0, 8)}`;
     this.#log = opts.log.child({ workerId: this.workerId });
+    this.#groups = opts.maxPerGroup === undefined
+      ? undefined
+      : new GroupCap(opts.maxPerGroup, { db: opts.db, log: this.#log });
   }
 
   /** Starts claiming in the background until drain(); a drained pool stays stopped. */
@@ -263,6 +272,13 @@ export class WorkerPool {
       ? free
       : free - 1;
     let jobs = open > 0 ? await claim(this.#db, { ...base, limit: open }) : [];
+    // A group cap can hold one claim below the free slots; claim again (with
+    // the jobs just started counted) while claims come back full.
+    const limit = claimLimit({ ...base, limit: open });
+    if (limit < open && jobs.length === limit && limit > 0) {
+      for (const job of jobs) this.#start(job);
+      return true;
+    }
     if (jobs.length === open && open < free) {
       const urgent = await claim(this.#db, {
         ...base,
@@ -272,19 +288,20 @@ export class WorkerPool {
       jobs = jobs.concat(urgent);
     }
     for (const job of jobs) this.#start(job);
+    if (this.#groups) {
+      await this.#groups.parkFull(this.#groupCap().groups!, now);
+    }
     return jobs.length === free;
   }
 
   /** The claim option that keeps each group under maxPerGroup (none without a cap). */
-  #groupCap(): { groups?: { cap: number; running: Map<string, number> } } {
-    if (this.#maxPerGroup === undefined) return {};
-    const running = new Map<string, number>();
-    for (const { job } of this.#running.values()) {
-      if (job.groupKey !== null) {
-        running.set(job.groupKey, (running.get(job.groupKey) ?? 0) + 1);
-      }
-    }
-    return { groups: { cap: this.#maxPerGroup, running } };
+  #groupCap(): { groups?: ReturnType<GroupCap["limits"]> } {
+    if (!this.#groups) return {};
+    return {
+      groups: this.#groups.limits(
+        [...this.#running.values()].map((r) => r.job),
+      ),
+    };
   }
 
   #sleep(ms: number, onNotify: boolean): Promise<void> {

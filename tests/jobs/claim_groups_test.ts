@@ -16,6 +16,7 @@ import {
   enqueueMany,
   PRIORITY,
 } from "../../src/jobs/queue.ts";
+import { claimLimit, parkGroup } from "../../src/jobs/groups.ts";
 import { WorkerPool } from "../../src/jobs/worker_pool.ts";
 import { JobInsertHook } from "../../src/db/job_insert_hook.ts";
 
@@ -30,31 +31,60 @@ function jobs(kind: string, n: number, extra: Record<string, unknown> = {}) {
   }));
 }
 
+Deno.test("claimLimit() keeps one claim within the smallest allowance of a running group", () => {
+  const running = (entries: Array<[string, number]>) => new Map(entries);
+  assert.equal(claimLimit({ limit: 20 }), 20, "no groups, no cap");
+  assert.equal(
+    claimLimit({ limit: 20, groups: { cap: 4, running: running([]) } }),
+    4,
+    "a group not running yet can take the whole cap",
+  );
+  assert.equal(
+    claimLimit({
+      limit: 20,
+      groups: { cap: 4, running: running([["a", 4], ["b", 1]]) },
+    }),
+    3,
+    "a full group is left out; b may take 3 more",
+  );
+  assert.equal(
+    claimLimit({ limit: 2, groups: { cap: 4, running: running([]) } }),
+    2,
+  );
+});
+
 engineTest(
-  "claim() with groups takes no more of a group than its allowance and skips full ones",
+  "claim() with groups skips full groups and takes no group past its cap",
   async (h) => {
     const db = h.container.db;
     const now = h.clock.now();
     await enqueueMany(db, [
       ...jobs("t.w", 10, { groupKey: "a" }),
       ...jobs("t.w", 10, { groupKey: "b" }),
-      ...jobs("t.w", 10, { groupKey: "c" }),
       ...jobs("t.w", 3),
     ], now);
-    const claimed = await claim(db, {
-      workerId: "w",
-      limit: 20,
-      leaseMs: LEASE_MS,
-      now,
-      groups: { cap: 4, running: new Map([["a", 4], ["b", 1]]) },
-    });
-    const per = (g: string | null) =>
-      claimed.filter((j) => j.groupKey === g).length;
-    assert.equal(per("a"), 0, "a is full");
-    assert.equal(per("b"), 3, "b has 1 running of 4");
-    assert.equal(per("c"), 4, "c starts empty");
-    assert.equal(per(null), 3, "jobs without a group are not capped");
-    assert.equal(claimed.length, 10);
+    const running = new Map([["a", 4], ["b", 1]]);
+    const taken: string[] = [];
+    for (;;) {
+      const claimed = await claim(db, {
+        workerId: "w",
+        limit: 20,
+        leaseMs: LEASE_MS,
+        now,
+        groups: { cap: 4, running },
+      });
+      if (claimed.length === 0) break;
+      for (const j of claimed) {
+        const g = j.groupKey ?? "none";
+        taken.push(g);
+        if (j.groupKey) running.set(g, (running.get(g) ?? 0) + 1);
+      }
+    }
+    const count = (g: string) => taken.filter((t) => t === g).length;
+    assert.equal(count("a"), 0, "a was full");
+    assert.equal(count("b"), 3, "b had 1 of 4 running");
+    assert.equal(count("none"), 3, "jobs without a group are not capped");
+    assert.equal(running.get("b"), 4);
   },
 );
 
@@ -241,10 +271,12 @@ engineTest(
 );
 
 engineTest(
-  "JobInsertHook fires after inserts into jobs and only those",
+  "JobInsertHook fires after inserts into jobs, with their lanes, and only those",
   async (h) => {
-    let calls = 0;
-    const db = h.container.db.withPlugin(new JobInsertHook(() => calls++));
+    const calls: Array<Set<number> | undefined> = [];
+    const db = h.container.db.withPlugin(
+      new JobInsertHook((lanes) => calls.push(lanes)),
+    );
     await db.insertInto("idempotency_keys").values({
       account_id: h.tenant.account.id,
       key: "k",
@@ -255,16 +287,87 @@ engineTest(
       created_at: "x",
       expires_at: "x",
     }).execute();
-    assert.equal(calls, 0);
+    assert.equal(calls.length, 0);
     await db.transaction().execute(async (trx) => {
-      await enqueue(
-        trx,
-        { kind: "t.k", payload: {}, priority: 0 },
-        h.clock.now(),
-      );
-      assert.equal(calls, 1, "on the statement, before the commit");
+      await enqueue(trx, {
+        kind: "t.k",
+        payload: {},
+        priority: PRIORITY.inbound,
+      }, h.clock.now());
+      assert.equal(calls.length, 1, "on the statement, before the commit");
     });
-    await enqueueMany(db, jobs("t.k", 3), h.clock.now());
-    assert.equal(calls, 2, "one multi-row insert, one call");
+    assert.deepEqual(calls[0], new Set([PRIORITY.inbound]));
+    await enqueueMany(db, [
+      ...jobs("t.k", 3),
+      { kind: "t.k", payload: {}, priority: PRIORITY.batch },
+    ], h.clock.now());
+    assert.equal(calls.length, 2, "one multi-row insert, one call");
+    assert.deepEqual(calls[1], new Set([PRIORITY.webhook, PRIORITY.batch]));
   },
 );
+
+engineTest(
+  "parkGroup() moves a group's due backlog past its first jobs out of the due range",
+  async (h) => {
+    const db = h.container.db;
+    const now = h.clock.now();
+    await enqueueMany(db, [
+      ...jobs("t.w", 50, { groupKey: "slow" }),
+      ...jobs("t.w", 5, { groupKey: "fast" }),
+    ], now);
+    const until = new Date(now.getTime() + 5_000);
+    const moved = await parkGroup(db, {
+      groupKey: "slow",
+      keep: 16,
+      until,
+      now,
+    });
+    assert.equal(moved, 34);
+    const due = await db.selectFrom("jobs").select(["group_key", "run_at"])
+      .where("run_at", "<=", now.toISOString()).execute();
+    assert.equal(due.filter((j) => j.group_key === "slow").length, 16);
+    assert.equal(due.filter((j) => j.group_key === "fast").length, 5);
+    const parked = await db.selectFrom("jobs").select("run_at")
+      .where("run_at", "=", until.toISOString()).execute();
+    assert.equal(parked.length, 34);
+  },
+);
+
+engineTest("a pool parks the backlog of a group held at its cap", async (h) => {
+  const db = h.container.db;
+  await enqueueMany(
+    db,
+    jobs("t.slow", 40, { groupKey: "slow" }),
+    systemClock.now(),
+  );
+  const release = gate();
+  let running = 0;
+  const pool = new WorkerPool({
+    db,
+    clock: systemClock,
+    log: createLogger("silent"),
+    handlers: {
+      "t.slow": async () => {
+        running++;
+        await release.opened;
+      },
+    },
+    concurrency: 8,
+    maxPerGroup: 3,
+    reserveUrgentSlot: false,
+    pollMs: 5,
+  });
+  pool.start();
+  try {
+    await waitFor(() => running === 3, { what: "the group at its cap" });
+    await waitFor(async () => {
+      const due = await db.selectFrom("jobs").select("id")
+        .where("state", "=", "available")
+        .where("run_at", "<=", systemClock.now().toISOString()).execute();
+      return due.length <= 3;
+    }, { what: "the backlog parked" });
+  } finally {
+    release.open();
+    await pool.drain(2_000);
+  }
+}, { clock: systemClock });

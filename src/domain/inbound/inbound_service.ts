@@ -19,7 +19,7 @@ export interface InboundDeps {
     metaAppSecret: string | undefined;
     metaVerifyToken: string | undefined;
   };
-  jobs: { notify(): void };
+  jobs: { notify(lanes?: Iterable<number>): void };
 }
 
 /** How long an unmatched status report is retried (our send may not have committed yet). */
@@ -96,7 +96,7 @@ export async function acceptMetaWebhook(
       maxAttempts: 20,
     }, now);
   });
-  deps.jobs.notify();
+  deps.jobs.notify([PRIORITY.inbound]);
   return id;
 }
 

@@ -1,6 +1,7 @@
 import type { Db } from "../../db/schema.ts";
 import type { Clock } from "../../clock.ts";
-import { laneStats, PRIORITY } from "../../jobs/queue.ts";
+import { PRIORITY } from "../../jobs/queue.ts";
+import { laneStats } from "../../jobs/queue_stats.ts";
 import type { AppMetrics } from "../../metrics/app_metrics.ts";
 import { countDisabled } from "../webhooks/webhook_repo.ts";
 

@@ -1,12 +1,24 @@
 import { type ExpressionBuilder, sql } from "kysely";
 import type {
   Database,
+  Db,
   Executor,
   WebhookDeliveriesTable,
 } from "../../db/schema.ts";
 import { deleteInBatches } from "../../db/prune.ts";
 import type { CursorPosition } from "../pagination.ts";
-import type { DeliveryStatus } from "./delivery.ts";
+import {
+  DELIVER_JOB,
+  deliveryJobKey,
+  type DeliveryStatus,
+} from "./delivery.ts";
+
+/**
+ * `status = 'pending'` written as a literal: the partial indexes of pending
+ * rows are only usable when the query states their condition verbatim (a
+ * bound parameter would not prove it).
+ */
+const PENDING = sql<boolean>`status = 'pending'`;
 
 /** Inserts delivery rows in one statement per 100. */
 export async function insertDeliveries(
@@ -66,7 +78,7 @@ export async function pendingOfChain(
 ): Promise<{ next_attempt_at: string | null } | undefined> {
   return await db.selectFrom("webhook_deliveries")
     .select("next_attempt_at")
-    .where("root_id", "=", rootId).where("status", "=", "pending")
+    .where("root_id", "=", rootId).where(PENDING)
     .executeTakeFirst();
 }
 
@@ -77,7 +89,7 @@ export async function dependentsOf(
 ): Promise<string[]> {
   const rows = await db.selectFrom("webhook_deliveries").select("id")
     .where("after_root_id", "=", rootId)
-    .where("status", "=", "pending")
+    .where(PENDING)
     .execute();
   return rows.map((r) => r.id);
 }
@@ -92,8 +104,8 @@ export async function pendingContactCreated(
     .select(["webhook_id", "root_id"])
     .where("webhook_id", "in", input.webhookIds)
     .where("subject_id", "=", input.subjectId)
-    .where("status", "=", "pending")
-    .where("event", "=", "contact.created")
+    .where(PENDING)
+    .where(sql<boolean>`event = 'contact.created'`)
     .execute();
   return new Map(rows.map((r) => [r.webhook_id, r.root_id]));
 }
@@ -112,6 +124,63 @@ export type AttemptResult = Pick<
   | "attempted_at"
   | "next_attempt_at"
 >;
+
+/**
+ * Marks up to `limit` pending attempts of a subscription that are not running
+ * right now as `skipped` (replayable) and completes their jobs, in the
+ * caller's executor. Returns how many rows it skipped.
+ */
+export async function skipPending(
+  db: Executor,
+  webhookId: string,
+  opts: { now: string; limit: number },
+): Promise<number> {
+  const { rows } = await sql<{ id: string }>`
+    update webhook_deliveries
+    set status = 'skipped', next_attempt_at = null,
+      error_message = 'Skipped: the subscription was disabled'
+    where id in (
+      select id from webhook_deliveries
+      where webhook_id = ${webhookId} and status = 'pending'
+        and not exists (select 1 from jobs
+          where unique_key = ${DELIVER_JOB} || ':' || webhook_deliveries.id
+            and state = 'running')
+      limit ${opts.limit})
+    returning id`.execute(db);
+  if (rows.length > 0) {
+    await db.updateTable("jobs").set({
+      state: "completed",
+      finalized_at: opts.now,
+      updated_at: opts.now,
+    }).where("unique_key", "in", rows.map((r) => deliveryJobKey(r.id)))
+      .where("state", "in", ["available", "retryable"]).execute();
+  }
+  return rows.length;
+}
+
+/** Rows skipped per transaction, so a long queue never holds the database for long. */
+const SKIP_BATCH = 100;
+
+/**
+ * Ends a disabled subscription's queue: every pending attempt not running
+ * now becomes `skipped`, with its job, 100 per transaction so other work
+ * interleaves. Attempts it misses are skipped by their own job when it runs.
+ */
+export async function skipQueue(
+  db: Db,
+  webhookId: string,
+  now: string,
+): Promise<number> {
+  let total = 0;
+  for (;;) {
+    const n = await db.transaction().execute((trx) =>
+      skipPending(trx, webhookId, { now, limit: SKIP_BATCH })
+    );
+    total += n;
+    if (n < SKIP_BATCH) return total;
+    await new Promise((resolve) => setTimeout(resolve, 0));
+  }
+}
 
 /** Writes an attempt's result; false when the row is no longer pending (another run wrote it). */
 export async function finishAttempt(
