@@ -155,6 +155,13 @@ webhookTest(
     assert.equal(state.disabledReason, "auto");
     assert.equal(state.disabledAt, h.clock.now().toISOString());
     assert.equal(h.container.metrics.webhookAutoDisabled.get(), 1);
+    // Its queue ends at once: the 19 queued retries are skipped, their jobs done.
+    assert.equal((await log(h, hook.id, "&status=pending")).length, 0);
+    assert.equal((await log(h, hook.id, "&status=skipped")).length, 19);
+    const waiting = await h.container.db.selectFrom("jobs").select("id")
+      .where("kind", "=", "webhook.deliver")
+      .where("state", "in", ["available", "retryable"]).execute();
+    assert.equal(waiting.length, 0);
 
     // While disabled: new events are skipped rows, queued retries are skipped when due, nothing is sent.
     const sent = receiver.received.length;

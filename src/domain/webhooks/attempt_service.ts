@@ -19,11 +19,12 @@ import {
   finishAttempt,
   insertDeliveries,
   pendingOfChain,
+  skipQueue,
 } from "./delivery_repo.ts";
 import { sendAttempt, type SentAttempt } from "./attempt_send.ts";
-import { NOT_ATTEMPTED, pendingRow } from "./delivery.ts";
+import { deliveryJobKey, NOT_ATTEMPTED, pendingRow } from "./delivery.ts";
 import { payloadHash, testDataText } from "./envelope.ts";
-import { deliveryJob, deliveryJobKey } from "./fanout_service.ts";
+import { deliveryJob } from "./fanout_service.ts";
 import { AUTO_DISABLE_AFTER } from "./webhook.ts";
 import { recordDeliveryOutcome } from "./webhook_repo.ts";
 
@@ -221,6 +222,7 @@ async function record(
     return off;
   });
   observe(deps, row, sent, { nextAt, disabled });
+  if (disabled) await skipQueue(deps.db, row.webhook_id, t.at);
 }
 
 function observe(

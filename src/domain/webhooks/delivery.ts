@@ -12,6 +12,14 @@ export type DeliveryStatus = (typeof DELIVERY_STATUSES)[number];
 export const DELIVERY_KINDS = ["event", "test", "replay"] as const;
 export type DeliveryKind = (typeof DELIVERY_KINDS)[number];
 
+/** The job that makes one attempt; its payload is the delivery row's id. */
+export const DELIVER_JOB = "webhook.deliver";
+
+/** The unique key of the job of one attempt row. */
+export function deliveryJobKey(deliveryId: string): string {
+  return `${DELIVER_JOB}:${deliveryId}`;
+}
+
 /** Bytes of the receiver's response body kept on an attempt. */
 export const RESPONSE_EXCERPT_BYTES = 1024;
 

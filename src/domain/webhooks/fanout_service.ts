@@ -2,13 +2,12 @@ import type { Executor, WebhookDeliveriesTable } from "../../db/schema.ts";
 import { fromJson } from "../../db/json.ts";
 import { newId } from "../../ids.ts";
 import { enqueueMany, PRIORITY } from "../../jobs/queue.ts";
-import { pendingRow } from "./delivery.ts";
+import { DELIVER_JOB, deliveryJobKey, pendingRow } from "./delivery.ts";
 import { insertDeliveries, pendingContactCreated } from "./delivery_repo.ts";
 import { payloadHash } from "./envelope.ts";
 import { subscribersOf } from "./webhook_repo.ts";
 
-/** The job that makes one attempt; its payload is the delivery row's id. */
-export const DELIVER_JOB = "webhook.deliver";
+export { DELIVER_JOB } from "./delivery.ts";
 
 export interface FannedEvent {
   eventId: string;
@@ -18,11 +17,6 @@ export interface FannedEvent {
   /** The contact the event is about (see subjectOf). */
   subjectId: string | null;
   createdAt: string;
-}
-
-/** The unique key of the job of one attempt row. */
-export function deliveryJobKey(deliveryId: string): string {
-  return `${DELIVER_JOB}:${deliveryId}`;
 }
 
 /** The job of one pending attempt, grouped by subscription so one slow endpoint keeps to its share. */

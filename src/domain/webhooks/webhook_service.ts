@@ -15,6 +15,7 @@ import {
   type WebhookEvent,
 } from "./webhook.ts";
 import { newWebhookSecret } from "./envelope.ts";
+import { skipQueue } from "./delivery_repo.ts";
 import * as repo from "./webhook_repo.ts";
 
 export interface WebhookDeps {
@@ -166,6 +167,7 @@ export async function updateWebhook(
     Object.assign(set, { enabled: 0, disabled_at: now, disabled_reason: null });
   }
   if (!await repo.updateWebhookRow(deps.db, ref, set)) throw notFound(ref.id);
+  if (set.enabled === 0) await skipQueue(deps.db, ref.id, now);
   return await getWebhook(deps, ref);
 }
 
