@@ -52,20 +52,56 @@ export async function parkGroup(
   return Number(r.numAffectedRows ?? 0);
 }
 
-/** First and longest wait of a full group's parked backlog. */
-const PARK_MIN_MS = 1_000;
-const PARK_MAX_MS = 16_000;
+/**
+ * Brings back up to `limit` of a group's parked jobs (those whose run_at is
+ * one of `untils`), oldest first, to run now. Returns how many.
+ */
+export async function unparkGroup(
+  db: Executor,
+  opts: { groupKey: string; untils: string[]; limit: number; now: Date },
+): Promise<number> {
+  if (opts.untils.length === 0) return 0;
+  const now = toDbTime(opts.now);
+  const r = await sql`
+    update jobs set run_at = ${now}, updated_at = ${now}
+    where id in (
+      select id from jobs
+      where group_key = ${opts.groupKey} and group_key is not null
+        and state in ('available', 'retryable')
+        and run_at in (${sql.join(opts.untils)})
+      order by priority, run_at limit ${opts.limit})`.execute(db);
+  return Number(r.numAffectedRows ?? 0);
+}
+
+/** How long a parked job waits at most (if this process dies, others pick it up then). */
+const PARK_MS = 30_000;
+/**
+ * Only a group whose oldest running job has run this long is parked: a slow
+ * endpoint, not a fast one that a busy moment filled up.
+ */
+const PARK_SLOW_MS = 1_000;
+/** A group's parking is looked at no more often than this. */
+const TEND_EVERY_MS = 100;
+
+interface Tended {
+  /** run_at values this process parked the group's jobs at (still ahead). */
+  untils: Set<string>;
+  checkAt: number;
+}
 
 /**
- * A pool's per-group cap: the claim option from what runs now, and the
- * parking of full groups' backlogs (1 s, doubling while the group stays full,
- * up to 16 s) so other groups' claims never wade through them.
+ * A pool's per-group cap: the claim option from what runs now, and parking.
+ * A group held at its cap by slow jobs keeps 2 x cap due jobs and has the
+ * rest of its due backlog parked (run_at moved 30 s ahead), so other groups'
+ * claims never wade through it; as soon as the group is no longer slow and
+ * full, its parked jobs come back 2 x cap at a time. Each job is moved a
+ * bounded number of times, and a parked job of a dead process runs after 30 s.
  */
 export class GroupCap {
   readonly cap: number;
   #db: Db;
   #log: Logger;
-  #parked = new Map<string, { nextAt: number; ms: number }>();
+  #tended = new Map<string, Tended>();
 
   constructor(cap: number, deps: { db: Db; log: Logger }) {
     this.cap = cap;
@@ -84,34 +120,60 @@ export class GroupCap {
     return { cap: this.cap, running: counts };
   }
 
-  /** Parks the due backlog of each group at its cap, at most once per its current wait. */
-  async parkFull(limits: GroupLimits, now: Date): Promise<void> {
-    for (const group of this.#parked.keys()) {
-      if ((limits.running.get(group) ?? 0) < this.cap) {
-        this.#parked.delete(group);
-      }
+  /** Parks slow full groups' backlogs and brings back those of groups that can take work again. */
+  async tend(
+    running: Iterable<{ job: JobRow; startedAt: number }>,
+    now: Date,
+  ): Promise<void> {
+    const groups = new Map<string, { n: number; oldest: number }>();
+    for (const { job, startedAt } of running) {
+      if (job.groupKey === null) continue;
+      const g = groups.get(job.groupKey) ?? { n: 0, oldest: startedAt };
+      groups.set(job.groupKey, {
+        n: g.n + 1,
+        oldest: Math.min(g.oldest, startedAt),
+      });
     }
-    for (const [group, n] of limits.running) {
-      if (n < this.cap) continue;
-      const state = this.#parked.get(group) ?? { nextAt: 0, ms: PARK_MIN_MS };
-      if (now.getTime() < state.nextAt) continue;
-      const moved = await parkGroup(this.#db, {
-        groupKey: group,
-        keep: this.cap,
-        until: addMs(now, state.ms),
-        now,
-      });
-      this.#parked.set(group, {
-        nextAt: now.getTime() + state.ms,
-        ms: moved > 0 ? Math.min(state.ms * 2, PARK_MAX_MS) : state.ms,
-      });
-      if (moved > 0) {
-        this.#log.debug("Parked the backlog of a full group", {
-          group,
-          moved,
-          forMs: state.ms,
+    const at = now.getTime();
+    for (const key of new Set([...groups.keys(), ...this.#tended.keys()])) {
+      const g = groups.get(key);
+      const slow = g !== undefined && g.n >= this.cap &&
+        at - g.oldest >= PARK_SLOW_MS;
+      const state = this.#tended.get(key);
+      if (!slow && !state) continue;
+      const tended = state ?? { untils: new Set<string>(), checkAt: 0 };
+      if (at < tended.checkAt) continue;
+      tended.checkAt = at + TEND_EVERY_MS;
+      for (const until of tended.untils) {
+        if (Date.parse(until) <= at) tended.untils.delete(until);
+      }
+      if (slow) await this.#park(key, tended, now);
+      else if (tended.untils.size > 0) {
+        await unparkGroup(this.#db, {
+          groupKey: key,
+          untils: [...tended.untils],
+          limit: 2 * this.cap,
+          now,
         });
       }
+      if (tended.untils.size === 0 && !slow) this.#tended.delete(key);
+      else this.#tended.set(key, tended);
     }
+  }
+
+  async #park(group: string, tended: Tended, now: Date): Promise<void> {
+    const until = addMs(now, PARK_MS);
+    const moved = await parkGroup(this.#db, {
+      groupKey: group,
+      keep: 2 * this.cap,
+      until,
+      now,
+    });
+    if (moved === 0) return;
+    tended.untils.add(toDbTime(until));
+    this.#log.debug("Parked the backlog of a slow full group", {
+      group,
+      moved,
+    });
   }
 }

@@ -67,9 +67,9 @@ export interface WorkerPoolOptions {
   reserveUrgentSlot?: boolean;
   /**
    * At most this many running jobs per job group (a webhook subscription). A
-   * group held at the cap has its due backlog parked a little later (1 s,
-   * doubling while it stays full, up to 16 s), so other groups' claims never
-   * wade through it. @default no cap
+   * group held at the cap by slow jobs has its due backlog parked a little
+   * later (see GroupCap), so other groups' claims never wade through it.
+   * @default no cap
    */
   maxPerGroup?: number;
   /** Only jobs of these priorities (PRIORITY values). @default every lane */
@@ -78,6 +78,8 @@ export interface WorkerPoolOptions {
 
 interface Running {
   job: JobRow;
+  /** Clock time the handler started (ms). */
+  startedAt: number;
   controller: AbortController;
   done: Promise<void>;
   /** Set once drain() gave the job back: the pool must not settle it again. */
@@ -151,11 +153,11 @@ export class WorkerPool {
     if (this.#waiter?.onNotify) this.#waiter.finish();
   }
 
-  /** Claims and runs every due job until none is left (or `maxJobs`); returns how many ran. */
+  /** Claims and runs every due job until none is left (or `maxJobs`, or drain()); returns how many ran. */
   async runOnce(opts: { maxJobs?: number } = {}): Promise<number> {
     const max = opts.maxJobs ?? RUN_ONCE_LIMIT;
     let ran = 0;
-    while (ran < max) {
+    while (ran < max && !this.#stopping) {
       const jobs = await claim(this.#db, {
         workerId: this.workerId,
         kinds: Object.keys(this.#handlers),
@@ -289,7 +291,7 @@ export class WorkerPool {
     }
     for (const job of jobs) this.#start(job);
     if (this.#groups) {
-      await this.#groups.parkFull(this.#groupCap().groups!, now);
+      await this.#groups.tend([...this.#running.values()], now);
     }
     return jobs.length === free;
   }
@@ -324,6 +326,7 @@ export class WorkerPool {
     const entry: Running = {
       job,
       controller: new AbortController(),
+      startedAt: this.#clock.now().getTime(),
       done: Promise.resolve(),
       released: false,
       completedIn: false,

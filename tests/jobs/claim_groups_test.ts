@@ -333,41 +333,83 @@ engineTest(
   },
 );
 
-engineTest("a pool parks the backlog of a group held at its cap", async (h) => {
-  const db = h.container.db;
-  await enqueueMany(
-    db,
-    jobs("t.slow", 40, { groupKey: "slow" }),
-    systemClock.now(),
-  );
-  const release = gate();
-  let running = 0;
-  const pool = new WorkerPool({
-    db,
-    clock: systemClock,
-    log: createLogger("silent"),
-    handlers: {
-      "t.slow": async () => {
-        running++;
-        await release.opened;
+engineTest(
+  "a pool parks the backlog of a slow full group and brings it back once the group is fast again",
+  async (h) => {
+    const db = h.container.db;
+    await enqueueMany(
+      db,
+      jobs("t.slow", 40, { groupKey: "slow" }),
+      systemClock.now(),
+    );
+    const release = gate();
+    let running = 0;
+    const pool = new WorkerPool({
+      db,
+      clock: systemClock,
+      log: createLogger("silent"),
+      handlers: {
+        "t.slow": async () => {
+          running++;
+          await release.opened;
+        },
       },
-    },
-    concurrency: 8,
-    maxPerGroup: 3,
-    reserveUrgentSlot: false,
-    pollMs: 5,
-  });
-  pool.start();
-  try {
-    await waitFor(() => running === 3, { what: "the group at its cap" });
-    await waitFor(async () => {
-      const due = await db.selectFrom("jobs").select("id")
-        .where("state", "=", "available")
-        .where("run_at", "<=", systemClock.now().toISOString()).execute();
-      return due.length <= 3;
-    }, { what: "the backlog parked" });
-  } finally {
-    release.open();
-    await pool.drain(2_000);
-  }
-}, { clock: systemClock });
+      concurrency: 8,
+      maxPerGroup: 3,
+      reserveUrgentSlot: false,
+      pollMs: 5,
+    });
+    pool.start();
+    try {
+      await waitFor(() => running === 3, { what: "the group at its cap" });
+      // Slow for a second: all but 2 x cap of the due backlog moves 30 s ahead.
+      await waitFor(async () => {
+        const due = await db.selectFrom("jobs").select("id")
+          .where("state", "=", "available")
+          .where("run_at", "<=", systemClock.now().toISOString()).execute();
+        return due.length === 6;
+      }, { what: "the backlog parked" });
+      // Fast again: the parked jobs come back long before their 30 s.
+      release.open();
+      await waitFor(async () => (await countByState(db)).completed === 40, {
+        timeoutMs: 10_000,
+        what: "every job done",
+      });
+    } finally {
+      release.open();
+      await pool.drain(2_000);
+    }
+  },
+  { clock: systemClock },
+);
+
+engineTest(
+  "a pool never parks a group that is full only for a moment",
+  async (h) => {
+    const db = h.container.db;
+    const now = systemClock.now();
+    await enqueueMany(db, jobs("t.fast", 200, { groupKey: "busy" }), now);
+    const pool = new WorkerPool({
+      db,
+      clock: systemClock,
+      log: createLogger("silent"),
+      handlers: { "t.fast": () => new Promise((r) => setTimeout(r, 2)) },
+      concurrency: 8,
+      maxPerGroup: 3,
+      reserveUrgentSlot: false,
+      pollMs: 5,
+    });
+    pool.start();
+    try {
+      await waitFor(async () => (await countByState(db)).completed === 200, {
+        what: "every job done",
+      });
+    } finally {
+      await pool.drain(2_000);
+    }
+    const moved = await db.selectFrom("jobs").select("id")
+      .where("run_at", ">", now.toISOString()).execute();
+    assert.equal(moved.length, 0, "no job was parked");
+  },
+  { clock: systemClock },
+);

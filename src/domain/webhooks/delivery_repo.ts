@@ -128,7 +128,8 @@ export type AttemptResult = Pick<
 /**
  * Marks up to `limit` pending attempts of a subscription that are not running
  * right now as `skipped` (replayable) and completes their jobs, in the
- * caller's executor. Returns how many rows it skipped.
+ * caller's executor, as long as the subscription is still disabled (a
+ * re-enable between two batches stops it). Returns how many rows it skipped.
  */
 export async function skipPending(
   db: Executor,
@@ -142,6 +143,7 @@ export async function skipPending(
     where id in (
       select id from webhook_deliveries
       where webhook_id = ${webhookId} and status = 'pending'
+        and exists (select 1 from webhooks where id = ${webhookId} and enabled = 0)
         and not exists (select 1 from jobs
           where unique_key = ${DELIVER_JOB} || ':' || webhook_deliveries.id
             and state = 'running')

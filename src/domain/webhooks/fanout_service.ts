@@ -9,6 +9,9 @@ import { subscribersOf } from "./webhook_repo.ts";
 
 export { DELIVER_JOB } from "./delivery.ts";
 
+/** Job-level tries of one attempt row (hourly once backed off: about a week). */
+const DELIVERY_JOB_MAX_ATTEMPTS = 200;
+
 export interface FannedEvent {
   eventId: string;
   accountId: string;
@@ -29,6 +32,9 @@ export function deliveryJob(
     payload: { deliveryId: row.id },
     priority: options.priority ?? PRIORITY.webhook,
     groupKey: row.webhook_id,
+    // The attempt schedule lives in the delivery rows; a job only fails when
+    // the database does, and must outlast an outage rather than drop its row.
+    maxAttempts: DELIVERY_JOB_MAX_ATTEMPTS,
     uniqueKey: deliveryJobKey(row.id),
     ...(options.runAt ? { runAt: options.runAt } : {}),
   };

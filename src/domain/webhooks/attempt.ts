@@ -1,0 +1,22 @@
+/** What making a delivery attempt needs (shared by the attempt and its recording). */
+import type { Db, Executor } from "../../db/schema.ts";
+import type { Clock } from "../../clock.ts";
+import type { SecretBox } from "../../crypto.ts";
+import type { Logger } from "../../log.ts";
+import type { EgressClient } from "../../egress/http_client.ts";
+import type { AppMetrics } from "../../metrics/app_metrics.ts";
+
+export interface AttemptDeps {
+  db: Db;
+  clock: Clock;
+  log: Logger;
+  secrets: SecretBox;
+  egress: Pick<EgressClient, "request">;
+  metrics: AppMetrics;
+}
+
+export interface AttemptContext {
+  signal?: AbortSignal;
+  /** Completes the job in the transaction that records the attempt. */
+  completeIn(trx: Executor): Promise<boolean>;
+}

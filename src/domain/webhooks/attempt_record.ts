@@ -1,0 +1,199 @@
+// Recording an attempt: its result, the next attempt, the counters and the
+// job's completion in one transaction; then metrics and logs.
+import type { Executor, WebhookDeliveriesTable } from "../../db/schema.ts";
+import { newId } from "../../ids.ts";
+import { addMs, toDbTime } from "../../db/time.ts";
+import { enqueue, runNow } from "../../jobs/queue.ts";
+import {
+  WEBHOOK_MAX_ATTEMPTS,
+  webhookRetryDelayMs,
+} from "../../jobs/retry_policy.ts";
+import {
+  type AttemptRow,
+  dependentsOf,
+  finishAttempt,
+  insertDeliveries,
+  skipQueue,
+} from "./delivery_repo.ts";
+import { type SentAttempt } from "./attempt_send.ts";
+import { deliveryJobKey, NOT_ATTEMPTED, pendingRow } from "./delivery.ts";
+import { deliveryJob } from "./fanout_service.ts";
+import { AUTO_DISABLE_AFTER } from "./webhook.ts";
+import { recordDeliveryOutcome } from "./webhook_repo.ts";
+import type { AttemptContext, AttemptDeps } from "./attempt.ts";
+
+/** A Retry-After never pushes a retry further than this. */
+const MAX_RETRY_AFTER_MS = 24 * 60 * 60 * 1_000;
+/** Tries of the transaction that records an attempt (a retry of the job would send again). */
+const RECORD_TRIES = 4;
+
+/** Ends a row without an attempt (skipped), with its job. */
+export async function finish(
+  deps: AttemptDeps,
+  row: AttemptRow,
+  ctx: AttemptContext,
+  result: Pick<
+    WebhookDeliveriesTable,
+    "status" | "error_message" | "next_attempt_at"
+  >,
+): Promise<void> {
+  await deps.db.transaction().execute(async (trx) => {
+    await finishAttempt(trx, row.id, {
+      ...NOT_ATTEMPTED,
+      ...result,
+      first_attempt_at: row.first_attempt_at,
+    });
+    await wakeDependents(trx, row, deps.clock.now());
+    await ctx.completeIn(trx);
+  });
+}
+
+/** Once a contact.created delivery ends, what waited for it runs at once. */
+async function wakeDependents(trx: Executor, row: AttemptRow, now: Date) {
+  if (row.event !== "contact.created") return;
+  const ids = await dependentsOf(trx, row.root_id);
+  await runNow(trx, ids.map(deliveryJobKey), now);
+}
+
+/** When the next attempt runs, or null when this one ends the delivery. */
+function nextAttemptAt(row: AttemptRow, sent: SentAttempt, now: Date) {
+  if (sent.success || row.kind === "test") return null;
+  if (sent.permanent || row.attempt >= WEBHOOK_MAX_ATTEMPTS) return null;
+  const scheduled = webhookRetryDelayMs(row.attempt);
+  const asked = Math.min(sent.retryAfterMs ?? 0, MAX_RETRY_AFTER_MS);
+  return addMs(now, Math.max(scheduled, asked));
+}
+
+/** Records a made attempt (see the top of this file). */
+export async function record(
+  deps: AttemptDeps,
+  row: AttemptRow,
+  sent: SentAttempt,
+  t: { ctx: AttemptContext; at: string; done: Date; firstAttemptAt: string },
+): Promise<void> {
+  const next = nextAttemptAt(row, sent, t.done);
+  const nextAt = next ? toDbTime(next) : null;
+  const disabled = await withRetries(
+    deps,
+    () =>
+      deps.db.transaction().execute(async (trx) => {
+        const written = await finishAttempt(trx, row.id, {
+          status: sent.success ? "success" : "failed",
+          status_code: sent.statusCode,
+          outcome: sent.outcome,
+          error_message: sent.errorMessage,
+          duration_ms: sent.durationMs,
+          response_excerpt: sent.excerpt,
+          redirect_location: sent.redirectLocation,
+          redirect_status_code: sent.redirectStatusCode,
+          first_attempt_at: t.firstAttemptAt,
+          attempted_at: t.at,
+          next_attempt_at: nextAt,
+        });
+        if (!written) {
+          await t.ctx.completeIn(trx);
+          return false;
+        }
+        if (next) {
+          const retry = pendingRow({
+            id: newId(t.done.getTime()),
+            account_id: row.account_id,
+            webhook_id: row.webhook_id,
+            root_id: row.root_id,
+            event_id: row.event_id,
+            event: row.event,
+            subject_id: row.subject_id,
+            kind: row.kind,
+            attempt: row.attempt + 1,
+            payload_hash: row.payload_hash,
+            first_attempt_at: t.firstAttemptAt,
+            next_attempt_at: nextAt,
+            created_at: t.at,
+          });
+          await insertDeliveries(trx, [retry]);
+          await enqueue(trx, deliveryJob(retry, { runAt: next }), t.done);
+        } else {
+          await wakeDependents(trx, row, t.done);
+        }
+        const off = row.kind === "test"
+          ? false
+          : await recordDeliveryOutcome(trx, row.webhook_id, {
+            success: sent.success,
+            at: t.at,
+          });
+        await t.ctx.completeIn(trx);
+        return off;
+      }),
+  );
+  observe(deps, row, sent, { nextAt, disabled });
+  if (disabled) await skipQueue(deps.db, row.webhook_id, t.at);
+}
+
+/**
+ * Runs the recording transaction, trying again on database errors: the
+ * receiver already has this attempt, and failing the job would send it again.
+ */
+async function withRetries<T>(
+  deps: AttemptDeps,
+  write: () => Promise<T>,
+): Promise<T> {
+  for (let i = 1;; i++) {
+    try {
+      return await write();
+    } catch (err) {
+      if (i >= RECORD_TRIES) throw err;
+      deps.log.warn("Cannot record a webhook attempt; trying again", { err });
+      await new Promise((resolve) => setTimeout(resolve, 50 * 4 ** i));
+    }
+  }
+}
+
+function observe(
+  deps: AttemptDeps,
+  row: AttemptRow,
+  sent: SentAttempt,
+  after: { nextAt: string | null; disabled: boolean },
+): void {
+  deps.metrics.webhookDeliveries.inc({ outcome: sent.outcome, kind: row.kind });
+  deps.metrics.webhookDuration.observe(
+    { outcome: sent.outcome },
+    sent.durationMs / 1_000,
+  );
+  const fields = {
+    webhookId: row.webhook_id,
+    deliveryId: row.id,
+    eventId: row.event_id,
+    event: row.event,
+    attempt: row.attempt,
+    kind: row.kind,
+    outcome: sent.outcome,
+    statusCode: sent.statusCode,
+    durationMs: sent.durationMs,
+  };
+  if (sent.success) deps.log.debug("Webhook delivered", fields);
+  else {
+    deps.log.warn("Webhook attempt failed", {
+      ...fields,
+      error: sent.errorMessage,
+      nextAttemptAt: after.nextAt,
+    });
+  }
+  if (sent.redirectLocation) {
+    deps.log.info("Webhook answered with a redirect; it was not re-POSTed", {
+      ...fields,
+      location: sent.redirectLocation,
+      locationStatusCode: sent.redirectStatusCode,
+    });
+  }
+  if (after.disabled) {
+    deps.metrics.webhookAutoDisabled.inc();
+    deps.log.warn(
+      `Webhook disabled after ${AUTO_DISABLE_AFTER} consecutive failed attempts`,
+      {
+        webhookId: row.webhook_id,
+        eventId: row.event_id,
+        attempt: row.attempt,
+      },
+    );
+  }
+}
