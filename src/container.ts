@@ -10,6 +10,7 @@ import { createGraphClient } from "./upstream/graph_client.ts";
 import { SendGovernor } from "./upstream/send_governor.ts";
 import type { BlobStore } from "./storage/blob_store.ts";
 import { JobInsertHook } from "./db/job_insert_hook.ts";
+import { GroupCommit } from "./db/group_commit.ts";
 import { EgressClient } from "./egress/http_client.ts";
 import type { Resolver } from "./egress/resolver.ts";
 import { type AppMetrics, createAppMetrics } from "./metrics/app_metrics.ts";
@@ -33,6 +34,8 @@ export interface Container extends AsyncDisposable {
   /** Resolves webhook host names (the egress client's, and the create-time check's). */
   readonly resolver: Resolver | undefined;
   readonly metrics: AppMetrics;
+  /** Gathers small writes that arrive together into one commit. */
+  readonly commits: GroupCommit;
 }
 
 export interface ContainerOverrides {
@@ -87,6 +90,7 @@ export function createContainer(
     egress,
     resolver: overrides.resolver,
     metrics: createAppMetrics(),
+    commits: new GroupCommit(db),
     async [Symbol.asyncDispose]() {
       egress.close();
       await db.destroy();

@@ -53,8 +53,8 @@ export async function parkGroup(
 }
 
 /**
- * Brings back up to `limit` of a group's parked jobs (those whose run_at is
- * one of `untils`), oldest first, to run now. Returns how many.
+ * Brings back up to `limit` (-1: all) of a group's parked jobs (those whose
+ * run_at is one of `untils`), oldest first, to run now. Returns how many.
  */
 export async function unparkGroup(
   db: Executor,
@@ -75,11 +75,10 @@ export async function unparkGroup(
 
 /** How long a parked job waits at most (if this process dies, others pick it up then). */
 const PARK_MS = 30_000;
-/**
- * Only a group whose oldest running job has run this long is parked: a slow
- * endpoint, not a fast one that a busy moment filled up.
- */
+/** A group whose jobs take this long is slow (see GroupCap.tend). */
 const PARK_SLOW_MS = 1_000;
+/** Weight of the newest job in a group's average duration. */
+const EMA_WEIGHT = 0.2;
 /** A group's parking is looked at no more often than this. */
 const TEND_EVERY_MS = 100;
 
@@ -91,16 +90,17 @@ interface Tended {
 
 /**
  * A pool's per-group cap: the claim option from what runs now, and parking.
- * A group held at its cap by slow jobs keeps 2 x cap due jobs and has the
- * rest of its due backlog parked (run_at moved 30 s ahead), so other groups'
- * claims never wade through it; as soon as the group is no longer slow and
- * full, its parked jobs come back 2 x cap at a time. Each job is moved a
- * bounded number of times, and a parked job of a dead process runs after 30 s.
+ * A slow group (see tend) keeps 2 x cap due jobs; the rest of its due backlog
+ * is parked (run_at moved 30 s ahead) so other groups' claims never wade
+ * through it, and comes back 2 x cap at a time as the group runs short. A
+ * group that is fast again gets every parked job back at once. Parked jobs of
+ * a process that died run after 30 s.
  */
 export class GroupCap {
   readonly cap: number;
   #db: Db;
   #log: Logger;
+  #averageMs = new Map<string, number>();
   #tended = new Map<string, Tended>();
 
   constructor(cap: number, deps: { db: Db; log: Logger }) {
@@ -120,60 +120,108 @@ export class GroupCap {
     return { cap: this.cap, running: counts };
   }
 
-  /** Parks slow full groups' backlogs and brings back those of groups that can take work again. */
+  /** Records how long one of the group's jobs ran. */
+  finished(group: string, ms: number): void {
+    const average = this.#averageMs.get(group);
+    const next = average === undefined
+      ? ms
+      : average + EMA_WEIGHT * (ms - average);
+    if (next < PARK_SLOW_MS / 10 && !this.#tended.has(group)) {
+      this.#averageMs.delete(group); // fast: forget it, the map stays small
+    } else this.#averageMs.set(group, next);
+  }
+
+  /**
+   * Parks slow groups' backlogs, tops them up as they run short, and frees
+   * those of groups fast again. A group is slow when its jobs average 1 s, or
+   * when it is full and its oldest running job has run 1 s (before any job
+   * of a dead endpoint has ended).
+   */
   async tend(
     running: Iterable<{ job: JobRow; startedAt: number }>,
     now: Date,
   ): Promise<void> {
-    const groups = new Map<string, { n: number; oldest: number }>();
+    const at = now.getTime();
+    const stuck = new Map<string, { n: number; oldest: number }>();
     for (const { job, startedAt } of running) {
       if (job.groupKey === null) continue;
-      const g = groups.get(job.groupKey) ?? { n: 0, oldest: startedAt };
-      groups.set(job.groupKey, {
+      const g = stuck.get(job.groupKey) ?? { n: 0, oldest: startedAt };
+      stuck.set(job.groupKey, {
         n: g.n + 1,
         oldest: Math.min(g.oldest, startedAt),
       });
     }
-    const at = now.getTime();
-    for (const key of new Set([...groups.keys(), ...this.#tended.keys()])) {
-      const g = groups.get(key);
-      const slow = g !== undefined && g.n >= this.cap &&
-        at - g.oldest >= PARK_SLOW_MS;
-      const state = this.#tended.get(key);
-      if (!slow && !state) continue;
-      const tended = state ?? { untils: new Set<string>(), checkAt: 0 };
+    const groups = new Set([
+      ...this.#averageMs.keys(),
+      ...this.#tended.keys(),
+      ...stuck.keys(),
+    ]);
+    for (const group of groups) {
+      const s = stuck.get(group);
+      const slow = (this.#averageMs.get(group) ?? 0) >= PARK_SLOW_MS ||
+        (s !== undefined && s.n >= this.cap && at - s.oldest >= PARK_SLOW_MS);
+      const tended = this.#tended.get(group) ??
+        { untils: new Set<string>(), checkAt: 0 };
+      if (!slow && tended.untils.size === 0) {
+        this.#tended.delete(group);
+        continue;
+      }
       if (at < tended.checkAt) continue;
       tended.checkAt = at + TEND_EVERY_MS;
       for (const until of tended.untils) {
         if (Date.parse(until) <= at) tended.untils.delete(until);
       }
-      if (slow) await this.#park(key, tended, now);
-      else if (tended.untils.size > 0) {
+      if (slow) await this.#park(group, tended, now);
+      else {
         await unparkGroup(this.#db, {
-          groupKey: key,
+          groupKey: group,
           untils: [...tended.untils],
-          limit: 2 * this.cap,
+          limit: -1,
           now,
         });
+        tended.untils.clear();
       }
-      if (tended.untils.size === 0 && !slow) this.#tended.delete(key);
-      else this.#tended.set(key, tended);
+      if (tended.untils.size === 0 && !slow) this.#tended.delete(group);
+      else this.#tended.set(group, tended);
     }
   }
 
   async #park(group: string, tended: Tended, now: Date): Promise<void> {
+    const keep = 2 * this.cap;
+    const due = await countDue(this.#db, { groupKey: group, now, upTo: keep });
+    if (due < this.cap && tended.untils.size > 0) {
+      await unparkGroup(this.#db, {
+        groupKey: group,
+        untils: [...tended.untils],
+        limit: keep,
+        now,
+      });
+      return;
+    }
+    if (due < keep) return;
     const until = addMs(now, PARK_MS);
     const moved = await parkGroup(this.#db, {
       groupKey: group,
-      keep: 2 * this.cap,
+      keep,
       until,
       now,
     });
     if (moved === 0) return;
     tended.untils.add(toDbTime(until));
-    this.#log.debug("Parked the backlog of a slow full group", {
-      group,
-      moved,
-    });
+    this.#log.debug("Parked the backlog of a slow group", { group, moved });
   }
+}
+
+/** How many of a group's jobs are due, counting no further than `upTo`. */
+async function countDue(
+  db: Executor,
+  opts: { groupKey: string; now: Date; upTo: number },
+): Promise<number> {
+  const { rows } = await sql<{ n: number }>`
+    select count(*) as n from (select 1 from jobs
+      where group_key = ${opts.groupKey} and group_key is not null
+        and state in ('available', 'retryable')
+        and run_at <= ${toDbTime(opts.now)}
+      limit ${opts.upTo})`.execute(db);
+  return Number(rows[0]?.n ?? 0);
 }

@@ -335,6 +335,12 @@ export class WorkerPool {
     this.#running.set(job.leaseToken, entry);
     entry.done = this.#execute(entry).finally(() => {
       this.#running.delete(job.leaseToken);
+      if (job.groupKey !== null) {
+        this.#groups?.finished(
+          job.groupKey,
+          this.#clock.now().getTime() - entry.startedAt,
+        );
+      }
       this.notify();
     });
     return entry.done;

@@ -8,6 +8,8 @@ import type { AppMetrics } from "../../metrics/app_metrics.ts";
 
 export interface AttemptDeps {
   db: Db;
+  /** Attempts that end together are recorded in one transaction (GroupCommit). */
+  commits: { run<T>(unit: (trx: Executor) => Promise<T>): Promise<T> };
   clock: Clock;
   log: Logger;
   secrets: SecretBox;

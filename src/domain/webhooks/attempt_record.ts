@@ -37,7 +37,7 @@ export async function finish(
     "status" | "error_message" | "next_attempt_at"
   >,
 ): Promise<void> {
-  await deps.db.transaction().execute(async (trx) => {
+  await deps.commits.run(async (trx) => {
     await finishAttempt(trx, row.id, {
       ...NOT_ATTEMPTED,
       ...result,
@@ -76,7 +76,7 @@ export async function record(
   const disabled = await withRetries(
     deps,
     () =>
-      deps.db.transaction().execute(async (trx) => {
+      deps.commits.run(async (trx) => {
         const written = await finishAttempt(trx, row.id, {
           status: sent.success ? "success" : "failed",
           status_code: sent.statusCode,

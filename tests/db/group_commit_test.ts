@@ -1,0 +1,116 @@
+import assert from "node:assert/strict";
+import { Kysely, sql, SqliteDialect } from "kysely";
+import { engineTest } from "../_harness.ts";
+import { GroupCommit } from "../../src/db/group_commit.ts";
+import type { Database } from "../../src/db/schema.ts";
+import {
+  adaptNodeSqlite,
+  openSqliteFile,
+} from "../../src/db/sqlite_dialect.ts";
+
+function key(accountId: string, k: string) {
+  return {
+    account_id: accountId,
+    key: k,
+    route: "t",
+    request_hash: "h",
+    response_status: 200,
+    response_body: "{}",
+    created_at: "x",
+    expires_at: "x",
+  };
+}
+
+engineTest(
+  "GroupCommit commits units together and rolls back only the unit that failed",
+  async (h) => {
+    const db = h.container.db;
+    const commits = new GroupCommit(db);
+    const accountId = h.tenant.account.id;
+    const runs = Array.from(
+      { length: 10 },
+      (_, i) =>
+        commits.run(async (trx) => {
+          await trx.insertInto("idempotency_keys").values(
+            key(accountId, `k${i}`),
+          )
+            .execute();
+          if (i === 3) throw new Error("unit 3 fails after its insert");
+          return i;
+        }),
+    );
+    const settled = await Promise.allSettled(runs);
+    assert.deepEqual(
+      settled.map((s) => s.status),
+      Array.from({ length: 10 }, (_, i) => i === 3 ? "rejected" : "fulfilled"),
+    );
+    assert.match(
+      String((settled[3] as PromiseRejectedResult).reason),
+      /unit 3 fails/,
+    );
+    assert.deepEqual(
+      settled.filter((s) => s.status === "fulfilled").map((s) => s.value),
+      [0, 1, 2, 4, 5, 6, 7, 8, 9],
+    );
+    const keys = (await db.selectFrom("idempotency_keys").select("key")
+      .execute()).map((r) => r.key).sort();
+    assert.deepEqual(keys, [
+      "k0",
+      "k1",
+      "k2",
+      "k4",
+      "k5",
+      "k6",
+      "k7",
+      "k8",
+      "k9",
+    ]);
+  },
+);
+
+Deno.test("GroupCommit pays one commit for the units that arrive together, and answers after it", async () => {
+  const dir = await Deno.makeTempDir();
+  const raw = openSqliteFile(`${dir}/a.db`);
+  raw.exec("create table t (n integer)");
+  const adapted = adaptNodeSqlite(raw);
+  let commits = 0;
+  const db = new Kysely<Database>({
+    dialect: new SqliteDialect({
+      database: {
+        close: () => adapted.close(),
+        prepare(text: string) {
+          if (/^\s*commit/i.test(text)) commits++;
+          return adapted.prepare(text);
+        },
+      },
+    }),
+  });
+  try {
+    const group = new GroupCommit(db);
+    const visibleAtResolve: number[] = [];
+    await Promise.all(
+      Array.from(
+        { length: 20 },
+        (_, i) =>
+          group.run((trx) => sql`insert into t values (${i})`.execute(trx))
+            .then(
+              () => {
+                const row = raw.prepare("select count(*) as n from t")
+                  .get() as {
+                    n: number;
+                  };
+                visibleAtResolve.push(row.n);
+              },
+            ),
+      ),
+    );
+    assert.equal(commits, 1, "20 units, one commit");
+    assert.ok(
+      visibleAtResolve.every((n) => n === 20),
+      "each unit resolves once the whole batch is committed",
+    );
+  } finally {
+    await db.destroy();
+    await Deno.remove(dir, { recursive: true });
+  }
+});
