@@ -245,7 +245,11 @@ async function isolationRun(withDead: boolean) {
       }
     })();
     await paced(server, flags["hol-rate"], 3); // warm-up, not counted
-    await sleep(500);
+    await waitFor(
+      () => receiver.arrivals.length >= flags["hol-rate"] * 3 * flags.healthy,
+      30_000,
+      "the warm-up deliveries",
+    );
     receiver.arrivals.length = 0;
     await paced(server, flags["hol-rate"], flags.duration);
     const expected = Math.round(flags["hol-rate"] * flags.duration) *

@@ -1,6 +1,7 @@
 // `dev` as a real process: the demo account, the in-process simulator and
 // dev-credentials.json, across a restart on the same DATA_DIR.
 import assert from "node:assert/strict";
+import { verifySignature } from "../../src/domain/webhooks/envelope.ts";
 import { waitFor } from "../_support/wait.ts";
 import {
   api,
@@ -155,6 +156,66 @@ Deno.test("dev seeds a working demo account and keeps it across a restart", asyn
         "an inbound message gets a reply that reaches read",
         async () => {
           await chatRoundTrip(server, first, "+5491122334455");
+        },
+      );
+
+      await t.step(
+        "dev allows loopback webhooks, says so, and delivers signed events",
+        async () => {
+          assert.match(
+            server.proc.stdout,
+            /WEBHOOK_ALLOW_PRIVATE_NETWORKS=true/,
+          );
+          const received: Array<{ raw: string; signature: string }> = [];
+          const receiver = Deno.serve(
+            { hostname: "127.0.0.1", port: 0, onListen: () => {} },
+            async (req) => {
+              received.push({
+                raw: await req.text(),
+                signature: req.headers.get("x-service-signature") ?? "",
+              });
+              return new Response("ok");
+            },
+          );
+          try {
+            const hook = await api(
+              server.baseUrl,
+              first.apiKey,
+              "POST",
+              "/webhooks",
+              {
+                body: {
+                  url: `http://127.0.0.1:${receiver.addr.port}/hook`,
+                  events: ["message.received"],
+                },
+              },
+            );
+            assert.equal(hook.status, 201, JSON.stringify(hook.body));
+            await simPost(first.simulatorUrl, "inbound", {
+              to: first.phoneNumber,
+              from: "+5491155556666",
+              name: "Leo",
+              type: "text",
+              text: { body: "¿Abren hoy?" },
+            });
+            await waitFor(() => received.length > 0, {
+              timeoutMs: 15_000,
+              what: "the message.received delivery",
+            });
+            const [got] = received;
+            const body = JSON.parse(got!.raw);
+            assert.equal(body.event, "message.received");
+            assert.deepEqual(body.data.content, { body: "¿Abren hoy?" });
+            assert.equal(body.data.contact.name, "Leo");
+            assert.ok(
+              verifySignature(hook.body.data.secret, got!.signature, got!.raw, {
+                nowSeconds: Math.floor(Date.now() / 1_000),
+              }),
+              "signed with the subscription's secret",
+            );
+          } finally {
+            await receiver.shutdown();
+          }
         },
       );
 
