@@ -1,6 +1,7 @@
 // The crash test's API clients and log readers.
 import assert from "node:assert/strict";
-import { api } from "./_http.ts";
+import { api, simPost } from "./_http.ts";
+import { cliJson } from "./_process.ts";
 
 export const CRASH_TEMPLATE = "crash_notice";
 
@@ -165,4 +166,72 @@ export function givenUpWamids(simulatorStderr: string): Set<string> {
     }
   }
   return out;
+}
+
+/**
+ * Through the real CLI: an account `slug` with an all-scopes key (rate limit
+ * lifted), a connected channel and one approved template; then the channel's
+ * number is registered at the simulator. Returns the key and the channel id.
+ */
+export async function seedCrashAccount(
+  env: Record<string, string>,
+  opts: {
+    slug: string;
+    phone: string;
+    upstreamId: string;
+    simulatorUrl: string;
+    template: { name: string; body: string };
+  },
+): Promise<{ key: string; channelId: string }> {
+  await cliJson(
+    ["accounts", "create", "--name", opts.slug, "--slug", opts.slug],
+    env,
+  );
+  const { key } = await cliJson([
+    "keys",
+    "create",
+    "--account",
+    opts.slug,
+    "--scopes",
+    "all",
+    "--rate-limit",
+    "1000000",
+  ], env);
+  const channel = await cliJson([
+    "channels",
+    "create",
+    "--account",
+    opts.slug,
+    "--phone",
+    opts.phone,
+    "--display-name",
+    `${opts.slug} line`,
+    "--upstream-phone-number-id",
+    opts.upstreamId,
+    "--waba-id",
+    `1022901293${opts.upstreamId.slice(-5)}`,
+    "--access-token",
+    `EAAG-${opts.slug}`,
+  ], env);
+  await cliJson([
+    "templates",
+    "create",
+    "--account",
+    opts.slug,
+    "--name",
+    opts.template.name,
+    "--language",
+    "es_AR",
+    "--category",
+    "UTILITY",
+    "--status",
+    "approved",
+    "--components",
+    JSON.stringify([{ type: "BODY", text: opts.template.body }]),
+  ], env);
+  await simPost(opts.simulatorUrl, "numbers", {
+    phoneNumberId: opts.upstreamId,
+    displayPhoneNumber: opts.phone,
+  });
+  return { key, channelId: channel.id };
 }

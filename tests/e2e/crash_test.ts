@@ -7,10 +7,8 @@
 import assert from "node:assert/strict";
 import { freePort, waitFor } from "../_support/wait.ts";
 import {
-  cliJson,
   type ServerProcess,
   simGet,
-  simPost,
   startServer,
   startSimulatorProcess,
   TEST_SECRET_KEY,
@@ -22,6 +20,7 @@ import {
   givenUpWamids,
   randomBetween,
   rescuedJobs,
+  seedCrashAccount,
   sleep,
   type Tally,
 } from "./_crash_clients.ts";
@@ -59,55 +58,12 @@ Deno.test("crash: kill -9 during sends loses no accepted message and bounds dupl
   let server: ServerProcess | undefined;
   let stopped = false;
   try {
-    await cliJson(
-      ["accounts", "create", "--name", "Crash", "--slug", "crash"],
-      env,
-    );
-    const { key } = await cliJson([
-      "keys",
-      "create",
-      "--account",
-      "crash",
-      "--scopes",
-      "all",
-      "--rate-limit",
-      "1000000",
-    ], env);
-    const channel = await cliJson([
-      "channels",
-      "create",
-      "--account",
-      "crash",
-      "--phone",
-      CHANNEL_PHONE,
-      "--display-name",
-      "Crash line",
-      "--upstream-phone-number-id",
-      UPSTREAM_ID,
-      "--waba-id",
-      "102290129348888",
-      "--access-token",
-      "EAAG-crash",
-    ], env);
-    await cliJson([
-      "templates",
-      "create",
-      "--account",
-      "crash",
-      "--name",
-      CRASH_TEMPLATE,
-      "--language",
-      "es_AR",
-      "--category",
-      "UTILITY",
-      "--status",
-      "approved",
-      "--components",
-      '[{"type":"BODY","text":"Tu pedido está en camino"}]',
-    ], env);
-    await simPost(sim.url, "numbers", {
-      phoneNumberId: UPSTREAM_ID,
-      displayPhoneNumber: CHANNEL_PHONE,
+    const { key, channelId } = await seedCrashAccount(env, {
+      slug: "crash",
+      phone: CHANNEL_PHONE,
+      upstreamId: UPSTREAM_ID,
+      simulatorUrl: sim.url,
+      template: { name: CRASH_TEMPLATE, body: "Tu pedido está en camino" },
     });
     server = await startServer({ env, port, dataDir });
     const servers = [server];
@@ -125,7 +81,7 @@ Deno.test("crash: kill -9 during sends loses no accepted message and bounds dupl
     let clientError: unknown;
     const ctx = {
       key,
-      channelId: channel.id,
+      channelId,
       tally,
       done: () =>
         stopped || clientError !== undefined ||

@@ -11,14 +11,12 @@ import { verifySignature } from "../../src/domain/webhooks/envelope.ts";
 import { freePort, waitFor } from "../_support/wait.ts";
 import {
   api,
-  cliJson,
   type ServerProcess,
-  simPost,
   startServer,
   startSimulatorProcess,
   TEST_SECRET_KEY,
 } from "./_process.ts";
-import { randomBetween, sleep } from "./_crash_clients.ts";
+import { randomBetween, seedCrashAccount, sleep } from "./_crash_clients.ts";
 
 const APP_SECRET = "e2e-webhook-crash-app-secret";
 const CHANNEL_PHONE = "+15550100077";
@@ -125,55 +123,12 @@ Deno.test("webhook crash: kill -9 under inbound messages and status callbacks lo
   let server: ServerProcess | undefined;
   let done = false;
   try {
-    await cliJson(
-      ["accounts", "create", "--name", "Hooks", "--slug", "hooks"],
-      env,
-    );
-    const { key } = await cliJson([
-      "keys",
-      "create",
-      "--account",
-      "hooks",
-      "--scopes",
-      "all",
-      "--rate-limit",
-      "1000000",
-    ], env);
-    const channel = await cliJson([
-      "channels",
-      "create",
-      "--account",
-      "hooks",
-      "--phone",
-      CHANNEL_PHONE,
-      "--display-name",
-      "Hooks line",
-      "--upstream-phone-number-id",
-      UPSTREAM_ID,
-      "--waba-id",
-      "102290129347777",
-      "--access-token",
-      "EAAG-hooks",
-    ], env);
-    await cliJson([
-      "templates",
-      "create",
-      "--account",
-      "hooks",
-      "--name",
-      "hook_notice",
-      "--language",
-      "es_AR",
-      "--category",
-      "UTILITY",
-      "--status",
-      "approved",
-      "--components",
-      '[{"type":"BODY","text":"Aviso"}]',
-    ], env);
-    await simPost(sim.url, "numbers", {
-      phoneNumberId: UPSTREAM_ID,
-      displayPhoneNumber: CHANNEL_PHONE,
+    const { key, channelId } = await seedCrashAccount(env, {
+      slug: "hooks",
+      phone: CHANNEL_PHONE,
+      upstreamId: UPSTREAM_ID,
+      simulatorUrl: sim.url,
+      template: { name: "hook_notice", body: "Aviso" },
     });
     server = await startServer({ env, port, dataDir });
     const baseUrl = server.baseUrl;
@@ -218,7 +173,7 @@ Deno.test("webhook crash: kill -9 under inbound messages and status callbacks lo
         while (!done) {
           const res = await api(baseUrl, key, "POST", "/messages", {
             body: {
-              phoneNumberId: channel.id,
+              phoneNumberId: channelId,
               to: `+549116${String(++n).padStart(7, "0")}`,
               type: "template",
               template: { name: "hook_notice", language: { code: "es_AR" } },

@@ -1,10 +1,5 @@
 import assert from "node:assert/strict";
-import { Kysely, SqliteDialect } from "kysely";
-import type { Database } from "../../src/db/schema.ts";
-import {
-  adaptNodeSqlite,
-  openSqliteFile,
-} from "../../src/db/sqlite_dialect.ts";
+import { planProbe } from "../_support/plans.ts";
 import { createHarness, engineTest, type Harness } from "../_harness.ts";
 import { systemClock } from "../../src/clock.ts";
 import { createLogger } from "../../src/log.ts";
@@ -126,35 +121,29 @@ engineTest(
 
 Deno.test("claim() with lanes reads the claim index as one range per lane, without sorting", async () => {
   await using h = await createHarness();
-  const raw = openSqliteFile(`${h.dir}/app.db`);
-  const statements: { sql: string; parameters: readonly unknown[] }[] = [];
-  const db = new Kysely<Database>({
-    dialect: new SqliteDialect({ database: adaptNodeSqlite(raw) }),
-    log: (event) => void statements.push(event.query),
-  });
-  try {
-    for (const lanes of [[PRIORITY.live, PRIORITY.inbound, PRIORITY.batch]]) {
-      statements.length = 0;
-      await claim(db, {
-        workerId: "w",
-        limit: 5,
-        leaseMs: LEASE_MS,
-        now: h.clock.now(),
-        lanes,
-        kinds: ["t.a", "t.b"],
-      });
-      const [issued] = statements;
-      const plan = raw.prepare(`explain query plan ${issued!.sql}`)
-        .all(...(issued!.parameters as (string | number)[]))
-        .map((r) => String(r.detail)).join("\n");
-      assert.match(
-        plan,
-        /USING INDEX jobs_claim_idx \(priority=\? AND run_at<\?\)/,
-      );
-      assert.doesNotMatch(plan, /TEMP B-TREE/);
-    }
-  } finally {
-    await db.destroy();
+  await enqueue(h.container.db, {
+    kind: "t.a",
+    payload: {},
+    priority: PRIORITY.batch,
+  }, h.clock.now());
+  await using probe = planProbe(`${h.dir}/app.db`);
+  const plans = await probe.plansOf((db) =>
+    claim(db, {
+      workerId: "w",
+      limit: 5,
+      leaseMs: LEASE_MS,
+      now: h.clock.now(),
+      lanes: [PRIORITY.live, PRIORITY.inbound, PRIORITY.batch],
+      kinds: ["t.a", "t.b"],
+    })
+  );
+  assert.equal(plans.length, 2, "the read that asks first, then the claim");
+  for (const plan of plans) {
+    assert.match(
+      plan,
+      /USING INDEX jobs_claim_idx \(priority=\? AND run_at<\?\)/,
+    );
+    assert.doesNotMatch(plan, /TEMP B-TREE/);
   }
 });
 

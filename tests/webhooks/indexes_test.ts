@@ -1,12 +1,8 @@
 // The hot webhook queries read their indexes (partial ones only match when
 // the query states their condition verbatim).
 import assert from "node:assert/strict";
-import { Kysely, SqliteDialect } from "kysely";
-import type { Database } from "../../src/db/schema.ts";
-import {
-  adaptNodeSqlite,
-  openSqliteFile,
-} from "../../src/db/sqlite_dialect.ts";
+import type { Db } from "../../src/db/schema.ts";
+import { planProbe } from "../_support/plans.ts";
 import { createHarness } from "../_harness.ts";
 import {
   dependentsOf,
@@ -20,50 +16,37 @@ import { parkGroup } from "../../src/jobs/groups.ts";
 
 Deno.test("webhook queries use their indexes", async () => {
   await using h = await createHarness();
-  const raw = openSqliteFile(`${h.dir}/app.db`);
-  const statements: { sql: string; parameters: readonly unknown[] }[] = [];
-  const db = new Kysely<Database>({
-    dialect: new SqliteDialect({ database: adaptNodeSqlite(raw) }),
-    log: (event) => void statements.push(event.query),
-  });
-  const planOf = async (run: () => Promise<unknown>) => {
-    statements.length = 0;
-    await run();
-    const [issued] = statements;
-    return raw.prepare(`explain query plan ${issued!.sql}`)
-      .all(...(issued!.parameters as (string | number)[]))
-      .map((r) => String(r.detail)).join("\n");
-  };
+  await using probe = planProbe(`${h.dir}/app.db`);
   const id = crypto.randomUUID();
-  const cases: Array<[string, () => Promise<unknown>, RegExp]> = [
+  const cases: Array<[string, (db: Db) => Promise<unknown>, RegExp]> = [
     [
       "pendingOfChain",
-      () => pendingOfChain(db, id),
+      (db) => pendingOfChain(db, id),
       /webhook_deliveries_chain_idx/,
     ],
     [
       "dependentsOf",
-      () => dependentsOf(db, id),
+      (db) => dependentsOf(db, id),
       /webhook_deliveries_after_idx/,
     ],
     [
       "pendingContactCreated",
-      () => pendingContactCreated(db, { webhookIds: [id], subjectId: id }),
+      (db) => pendingContactCreated(db, { webhookIds: [id], subjectId: id }),
       /webhook_deliveries_subject_idx/,
     ],
     [
       "findAttemptRow",
-      () => findAttemptRow(db, id),
+      (db) => findAttemptRow(db, id),
       /sqlite_autoindex_webhook_deliveries_1/,
     ],
     [
       "listDeliveryRows",
-      () => listDeliveryRows(db, { accountId: id, webhookId: id, limit: 50 }),
+      (db) => listDeliveryRows(db, { accountId: id, webhookId: id, limit: 50 }),
       /webhook_deliveries_list_idx/,
     ],
     [
       "listDeliveryRows by status",
-      () =>
+      (db) =>
         listDeliveryRows(db, {
           accountId: id,
           webhookId: id,
@@ -72,10 +55,10 @@ Deno.test("webhook queries use their indexes", async () => {
         }),
       /webhook_deliveries_status_idx/,
     ],
-    ["subscribersOf", () => subscribersOf(db, id), /webhooks_account_idx/],
+    ["subscribersOf", (db) => subscribersOf(db, id), /webhooks_account_idx/],
     [
       "parkGroup",
-      () =>
+      (db) =>
         parkGroup(db, {
           groupKey: id,
           keep: 16,
@@ -85,17 +68,13 @@ Deno.test("webhook queries use their indexes", async () => {
       /jobs_group_idx/,
     ],
   ];
-  try {
-    for (const [name, run, index] of cases) {
-      const plan = await planOf(run);
-      assert.match(plan, index, `${name}:\n${plan}`);
-      assert.doesNotMatch(
-        plan,
-        /SCAN webhook_deliveries|SCAN jobs\b/,
-        `${name}:\n${plan}`,
-      );
-    }
-  } finally {
-    await db.destroy();
+  for (const [name, run, index] of cases) {
+    const plan = await probe.planOf(run);
+    assert.match(plan, index, `${name}:\n${plan}`);
+    assert.doesNotMatch(
+      plan,
+      /SCAN webhook_deliveries|SCAN jobs\b/,
+      `${name}:\n${plan}`,
+    );
   }
 });
