@@ -15,20 +15,27 @@ export interface GroupLimits {
 }
 
 /**
- * How many jobs one claim may take. With groups, no more than the smallest
- * allowance (`cap - running`) of a group that has jobs running, and no more
- * than `cap`: then no group, whichever jobs the claim finds, can go past its
- * cap, and full groups are left out of the claim altogether.
+ * How a capped claim is split. The main claim takes up to `limit` (never more
+ * than `cap`, which a group not running yet may fill) and leaves out every
+ * group that could not take that many: the full ones, and the `tight` ones
+ * (fewer than `limit` slots left), which are claimed one by one with their
+ * own allowance. So no group passes its cap, and a group near it never
+ * shrinks the claims of the others.
  */
-export function claimLimit(
+export function claimPlan(
   opts: { limit: number; groups?: GroupLimits | undefined },
-) {
-  if (!opts.groups) return opts.limit;
-  let limit = Math.min(opts.limit, opts.groups.cap);
-  for (const n of opts.groups.running.values()) {
-    if (n < opts.groups.cap) limit = Math.min(limit, opts.groups.cap - n);
+): { limit: number; skip: string[]; tight: Array<[string, number]> } {
+  if (!opts.groups) return { limit: opts.limit, skip: [], tight: [] };
+  const { cap, running } = opts.groups;
+  const limit = Math.min(opts.limit, cap);
+  const skip: string[] = [];
+  const tight: Array<[string, number]> = [];
+  for (const [group, n] of running) {
+    if (cap - n >= limit) continue;
+    skip.push(group);
+    if (n < cap) tight.push([group, cap - n]);
   }
-  return limit;
+  return { limit, skip, tight };
 }
 
 /**

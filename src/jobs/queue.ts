@@ -5,7 +5,7 @@ import { fromJson, toJson } from "../db/json.ts";
 import { addMs, toDbTime } from "../db/time.ts";
 import { newId } from "../ids.ts";
 import { backoffMs } from "./retry_policy.ts";
-import { claimLimit } from "./groups.ts";
+import { claimPlan } from "./groups.ts";
 import type {
   ClaimedJob,
   EnqueueInput,
@@ -134,14 +134,18 @@ export interface ClaimOptions {
   lanes?: readonly number[];
   /**
    * Caps jobs in flight per group: a group with `cap` running is skipped, and
-   * no group gets more than `cap - running` (see claimLimit). Jobs without a
+   * no group gets more than `cap - running` (see claimPlan). Jobs without a
    * group are not capped.
    */
   groups?: { cap: number; running: ReadonlyMap<string, number> };
 }
 
-/** The condition of a claimable job: due, in the pool's lanes and kinds, and not of a full group. */
-function dueCondition(opts: ClaimOptions, now: string) {
+/** The condition of a claimable job: due, in the pool's lanes and kinds, in `only` or not in `skip`. */
+function dueCondition(
+  opts: ClaimOptions,
+  now: string,
+  groups: { skip?: string[]; only?: string } = {},
+) {
   const kinds = opts.kinds ? sql`and kind in (${sql.join(opts.kinds)})` : sql``;
   const lane = opts.maxPriority === undefined
     ? sql``
@@ -149,29 +153,56 @@ function dueCondition(opts: ClaimOptions, now: string) {
   const lanes = opts.lanes
     ? sql`and priority in (${sql.join([...opts.lanes].sort((a, b) => a - b))})`
     : sql``;
-  const full = opts.groups
-    ? [...opts.groups.running].filter(([, n]) => n >= opts.groups!.cap)
-      .map(([g]) => g)
-    : [];
-  const skip = full.length
-    ? sql`and (group_key is null or group_key not in (${sql.join(full)}))`
+  const group = groups.only !== undefined
+    ? sql`and group_key = ${groups.only} and group_key is not null`
+    : groups.skip?.length
+    ? sql`and (group_key is null or group_key not in (${
+      sql.join(groups.skip)
+    }))`
     : sql``;
   return sql`state in ('available', 'retryable') and run_at <= ${now}
-      ${lanes} ${kinds} ${lane} ${skip}`;
+      ${lanes} ${kinds} ${lane} ${group}`;
 }
 
-/** Claims up to `limit` due jobs, most urgent first, each with a fresh lease token. */
+/**
+ * Claims up to `limit` due jobs, most urgent first, each with a fresh lease
+ * token; with `groups`, no group past its cap (see claimPlan).
+ */
 export async function claim(db: Db, opts: ClaimOptions): Promise<JobRow[]> {
   if (
     opts.limit <= 0 || opts.kinds?.length === 0 || opts.lanes?.length === 0
   ) {
     return [];
   }
+  const plan = claimPlan(opts);
+  const jobs = await claimWhere(db, opts, plan.limit, { skip: plan.skip });
+  for (const [group, allowance] of plan.tight) {
+    const room = opts.limit - jobs.length;
+    if (room <= 0) break;
+    jobs.push(
+      ...await claimWhere(db, opts, Math.min(allowance, room), {
+        only: group,
+      }),
+    );
+  }
+  // RETURNING does not keep the subquery's order.
+  return jobs.sort((a, b) =>
+    a.priority - b.priority || a.runAt.localeCompare(b.runAt)
+  );
+}
+
+async function claimWhere(
+  db: Db,
+  opts: ClaimOptions,
+  limit: number,
+  groups: { skip?: string[]; only?: string },
+): Promise<JobRow[]> {
   const now = toDbTime(opts.now);
+  const due = dueCondition(opts, now, groups);
   // An UPDATE that matches nothing still takes the write lock and costs as
   // much as a small write; an idle or woken-for-nothing pool asks first.
-  const { rows: any } = await sql`select 1 from jobs
-    where ${dueCondition(opts, now)} limit 1`.execute(db);
+  const { rows: any } = await sql`select 1 from jobs where ${due} limit 1`
+    .execute(db);
   if (any.length === 0) return [];
   // **A job is claimed by exactly one worker: the select and the update are ONE statement, so
   // SQLite's single writer (or sqld's) serialises two claimers and the second sees `running`.**
@@ -187,13 +218,10 @@ export async function claim(db: Db, opts: ClaimOptions): Promise<JobRow[]> {
         lease_token = lower(hex(randomblob(16))),
         updated_at = ${now}
     where id in (
-      select id from jobs where ${dueCondition(opts, now)}
-      order by priority, run_at limit ${claimLimit(opts)})
+      select id from jobs where ${due}
+      order by priority, run_at limit ${limit})
     returning *`.execute(db);
-  // RETURNING does not keep the subquery's order.
-  return rows.map(toJobRow).sort((a, b) =>
-    a.priority - b.priority || a.runAt.localeCompare(b.runAt)
-  );
+  return rows.map(toJobRow);
 }
 
 /** Marks a job completed; false when the lease was lost (expired and rescued, or released). */

@@ -13,7 +13,7 @@ import type { Clock } from "../clock.ts";
 import type { Logger } from "../log.ts";
 import type { Db, Executor } from "../db/schema.ts";
 import { addMs } from "../db/time.ts";
-import { claimLimit, GroupCap } from "./groups.ts";
+import { claimPlan, GroupCap } from "./groups.ts";
 import {
   claim,
   complete,
@@ -276,8 +276,8 @@ export class WorkerPool {
     let jobs = open > 0 ? await claim(this.#db, { ...base, limit: open }) : [];
     // A group cap can hold one claim below the free slots; claim again (with
     // the jobs just started counted) while claims come back full.
-    const limit = claimLimit({ ...base, limit: open });
-    if (limit < open && jobs.length === limit && limit > 0) {
+    const { limit } = claimPlan({ ...base, limit: open });
+    if (limit < open && jobs.length >= limit && limit > 0) {
       for (const job of jobs) this.#start(job);
       return true;
     }

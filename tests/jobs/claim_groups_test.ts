@@ -11,7 +11,7 @@ import {
   enqueueMany,
   PRIORITY,
 } from "../../src/jobs/queue.ts";
-import { claimLimit, parkGroup } from "../../src/jobs/groups.ts";
+import { claimPlan, parkGroup } from "../../src/jobs/groups.ts";
 import { WorkerPool } from "../../src/jobs/worker_pool.ts";
 import { JobInsertHook } from "../../src/db/job_insert_hook.ts";
 
@@ -26,25 +26,33 @@ function jobs(kind: string, n: number, extra: Record<string, unknown> = {}) {
   }));
 }
 
-Deno.test("claimLimit() keeps one claim within the smallest allowance of a running group", () => {
+Deno.test("claimPlan() leaves full and nearly full groups out of the main claim and gives the latter their own", () => {
   const running = (entries: Array<[string, number]>) => new Map(entries);
-  assert.equal(claimLimit({ limit: 20 }), 20, "no groups, no cap");
-  assert.equal(
-    claimLimit({ limit: 20, groups: { cap: 4, running: running([]) } }),
-    4,
+  assert.deepEqual(claimPlan({ limit: 20 }), {
+    limit: 20,
+    skip: [],
+    tight: [],
+  }, "no groups, no cap");
+  assert.deepEqual(
+    claimPlan({ limit: 20, groups: { cap: 4, running: running([]) } }),
+    { limit: 4, skip: [], tight: [] },
     "a group not running yet can take the whole cap",
   );
-  assert.equal(
-    claimLimit({
+  assert.deepEqual(
+    claimPlan({
       limit: 20,
-      groups: { cap: 4, running: running([["a", 4], ["b", 1]]) },
+      groups: { cap: 4, running: running([["a", 4], ["b", 1], ["c", 0]]) },
     }),
-    3,
-    "a full group is left out; b may take 3 more",
+    { limit: 4, skip: ["a", "b"], tight: [["b", 3]] },
+    "a is full; b has 3 slots, fewer than the claim, so it is claimed alone",
   );
-  assert.equal(
-    claimLimit({ limit: 2, groups: { cap: 4, running: running([]) } }),
-    2,
+  assert.deepEqual(
+    claimPlan({
+      limit: 2,
+      groups: { cap: 16, running: running([["a", 10]]) },
+    }),
+    { limit: 2, skip: [], tight: [] },
+    "a still has room for a whole claim",
   );
 });
 

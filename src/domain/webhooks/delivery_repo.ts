@@ -160,12 +160,16 @@ export async function skipPending(
   return rows.length;
 }
 
-/** Rows skipped per transaction, so a long queue never holds the database for long. */
-const SKIP_BATCH = 100;
+/**
+ * Rows skipped per transaction, and the pause between two: skipping is never
+ * urgent, and a long queue must not hold the database from live deliveries.
+ */
+const SKIP_BATCH = 50;
+const SKIP_PAUSE_MS = 5;
 
 /**
  * Ends a disabled subscription's queue: every pending attempt not running
- * now becomes `skipped`, with its job, 100 per transaction so other work
+ * now becomes `skipped`, with its job, 50 per transaction so other work
  * interleaves. Attempts it misses are skipped by their own job when it runs.
  */
 export async function skipQueue(
@@ -180,7 +184,7 @@ export async function skipQueue(
     );
     total += n;
     if (n < SKIP_BATCH) return total;
-    await new Promise((resolve) => setTimeout(resolve, 0));
+    await new Promise((resolve) => setTimeout(resolve, SKIP_PAUSE_MS));
   }
 }
 
