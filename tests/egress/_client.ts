@@ -5,6 +5,7 @@ import {
   EgressClient,
   type EgressClientOptions,
   EgressError,
+  type EgressRequest,
 } from "../../src/egress/http_client.ts";
 import {
   type FaultServer,
@@ -70,3 +71,8 @@ export function assertOnTime(ms: number, timeoutMs: number): void {
 
 export const text = (s: string): Uint8Array => new TextEncoder().encode(s);
 export const decode = (b: Uint8Array): string => new TextDecoder().decode(b);
+
+/** A bodiless POST to the rig's server with a 2 s deadline. */
+export function post(t: Rig): EgressRequest {
+  return { method: "POST", url: t.server.url(), headers: [], timeoutMs: 2000 };
+}

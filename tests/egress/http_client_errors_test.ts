@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { EgressClient } from "../../src/egress/http_client.ts";
 import { hangup, raw, reset, respond } from "../_support/fault_server.ts";
 import { freePort } from "../_support/wait.ts";
-import { failure, rig } from "./_client.ts";
+import { failure, post, rig } from "./_client.ts";
 
 Deno.test("a reset or a hang-up mid-exchange is a network error", async () => {
   await using t = await rig();
@@ -15,12 +15,7 @@ Deno.test("a reset or a hang-up mid-exchange is a network error", async () => {
       close: true,
     }),
   );
-  const req = {
-    method: "POST" as const,
-    url: t.server.url(),
-    headers: [],
-    timeoutMs: 2000,
-  };
+  const req = post(t);
   const reseted = await failure(t.client.request(req));
   assert.equal(reseted.kind, "network");
   assert.equal(reseted.message, "Connection reset by peer");

@@ -1,16 +1,11 @@
 import assert from "node:assert/strict";
 import { raw, reset, respond } from "../_support/fault_server.ts";
 import { waitFor } from "../_support/wait.ts";
-import { failure, rig } from "./_client.ts";
+import { failure, post, rig } from "./_client.ts";
 
 Deno.test("keep-alive reuses the connection for the next request", async () => {
   await using t = await rig();
-  const req = {
-    method: "POST" as const,
-    url: t.server.url(),
-    headers: [],
-    timeoutMs: 2000,
-  };
+  const req = post(t);
   const first = await t.client.request(req);
   const second = await t.client.request(req);
   assert.deepEqual([first.reused, second.reused], [false, true]);
@@ -24,12 +19,7 @@ Deno.test("a socket the server closed while idle is replaced transparently", asy
     respond(200, { close: true }),
     respond(200, { body: "fresh" }),
   );
-  const req = {
-    method: "POST" as const,
-    url: t.server.url(),
-    headers: [],
-    timeoutMs: 2000,
-  };
+  const req = post(t);
   await t.client.request(req);
   await waitFor(() => t.server.open === 0, { what: "the server to close" });
   const res = await t.client.request(req);
@@ -41,12 +31,7 @@ Deno.test("a socket the server closed while idle is replaced transparently", asy
 Deno.test("an idle socket the server writes to out of turn is dropped", async () => {
   // A long idle timeout, so only the watch on idle sockets can close it.
   await using t = await rig({ client: { idleTimeoutMs: 60_000 } });
-  const req = {
-    method: "POST" as const,
-    url: t.server.url(),
-    headers: [],
-    timeoutMs: 2000,
-  };
+  const req = post(t);
   await t.client.request(req);
   t.server.broadcast(
     "HTTP/1.1 408 Request Timeout\r\nContent-Length: 0\r\n\r\n",
@@ -66,12 +51,7 @@ Deno.test("a response followed by stray bytes is not reused", async () => {
       "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nokHTTP/1.1 408 Request Timeout\r\n\r\n",
     ),
   );
-  const req = {
-    method: "POST" as const,
-    url: t.server.url(),
-    headers: [],
-    timeoutMs: 2000,
-  };
+  const req = post(t);
   assert.equal((await t.client.request(req)).excerpt, "ok");
   const next = await t.client.request(req);
   assert.deepEqual([next.status, next.reused], [200, false]);
@@ -80,12 +60,7 @@ Deno.test("a response followed by stray bytes is not reused", async () => {
 Deno.test("a reused socket reset before any response byte is retried once", async () => {
   await using t = await rig();
   t.server.script(respond(200), reset(), respond(200, { body: "retried" }));
-  const req = {
-    method: "POST" as const,
-    url: t.server.url(),
-    headers: [],
-    timeoutMs: 2000,
-  };
+  const req = post(t);
   await t.client.request(req);
   const res = await t.client.request(req);
   assert.equal(res.excerpt, "retried");
@@ -95,12 +70,7 @@ Deno.test("a reused socket reset before any response byte is retried once", asyn
 Deno.test("a retried request that fails again is not retried twice", async () => {
   await using t = await rig();
   t.server.script(respond(200), reset(), reset(), respond(200));
-  const req = {
-    method: "POST" as const,
-    url: t.server.url(),
-    headers: [],
-    timeoutMs: 2000,
-  };
+  const req = post(t);
   await t.client.request(req);
   const err = await failure(t.client.request(req));
   assert.equal(err.kind, "network");
@@ -113,12 +83,7 @@ Deno.test("a reused socket that fails after response bytes is not retried", asyn
     respond(200),
     raw("HTTP/1.1 200 OK\r\nContent-Le", { close: true }),
   );
-  const req = {
-    method: "POST" as const,
-    url: t.server.url(),
-    headers: [],
-    timeoutMs: 2000,
-  };
+  const req = post(t);
   await t.client.request(req);
   const err = await failure(t.client.request(req));
   assert.deepEqual([err.kind, err.message], [
@@ -135,12 +100,7 @@ Deno.test("Connection: close and HTTP/1.0 responses are not reused", async () =>
     raw("HTTP/1.0 200 OK\r\nContent-Length: 2\r\n\r\nok"),
     respond(200),
   );
-  const req = {
-    method: "POST" as const,
-    url: t.server.url(),
-    headers: [],
-    timeoutMs: 2000,
-  };
+  const req = post(t);
   for (let i = 0; i < 3; i++) {
     assert.equal((await t.client.request(req)).reused, false, `request ${i}`);
   }
@@ -149,12 +109,7 @@ Deno.test("Connection: close and HTTP/1.0 responses are not reused", async () =>
 
 Deno.test("idle sockets close after idleTimeoutMs, and close() closes the rest", async () => {
   await using t = await rig({ client: { idleTimeoutMs: 50 } });
-  const req = {
-    method: "POST" as const,
-    url: t.server.url(),
-    headers: [],
-    timeoutMs: 2000,
-  };
+  const req = post(t);
   await t.client.request(req);
   assert.equal(t.server.open, 1);
   await waitFor(() => t.server.open === 0, {
@@ -170,12 +125,7 @@ Deno.test("idle sockets close after idleTimeoutMs, and close() closes the rest",
 
 Deno.test("the pool keeps at most maxIdlePerOrigin idle sockets", async () => {
   await using t = await rig({ client: { maxIdlePerOrigin: 1 } });
-  const req = {
-    method: "POST" as const,
-    url: t.server.url(),
-    headers: [],
-    timeoutMs: 2000,
-  };
+  const req = post(t);
   await Promise.all([t.client.request(req), t.client.request(req)]);
   assert.equal(t.server.connections, 2);
   await waitFor(() => t.server.open === 1, { what: "one idle socket" });

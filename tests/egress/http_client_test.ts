@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { interim, raw, respond } from "../_support/fault_server.ts";
-import { decode, rig, text } from "./_client.ts";
+import { decode, post, rig, text } from "./_client.ts";
 
 Deno.test("request reads a Content-Length response", async () => {
   await using t = await rig();
@@ -136,12 +136,7 @@ Deno.test("a 204 has no body and keeps the connection", async () => {
     respond(204, { headers: [["X-Done", "1"]] }),
     respond(200, { body: "next" }),
   );
-  const req = {
-    method: "POST" as const,
-    url: t.server.url(),
-    headers: [],
-    timeoutMs: 2000,
-  };
+  const req = post(t);
   const first = await t.client.request(req);
   assert.deepEqual([first.status, first.bodyBytes, first.excerpt], [
     204,
