@@ -4,8 +4,10 @@ import {
   createAccount,
   createAgent,
   createApiKey,
+  listAgents,
   listApiKeys,
   requireAccount,
+  revokeAgent,
   revokeApiKey,
 } from "../domain/accounts/account_service.ts";
 import { type Plan, PLANS } from "../domain/accounts/account.ts";
@@ -117,23 +119,17 @@ export async function keysCommand(c: Container, args: string[]): Promise<void> {
       `Created key ${apiKey.id}\n${key}\n(shown once; store it now)`,
     );
   } else if (sub === "list") {
-    const f = parseFlags(rest, { account: "string" });
-    const account = await requireAccount(c, required(f, "account"));
-    const keys = await listApiKeys(c, account.id);
-    emit(
-      f,
-      keys,
-      keys.map((k) =>
-        `${k.id}  ${k.keyPrefix}…  ${k.revokedAt ? "revoked" : "active"}  ${
+    await listCredentials(
+      c,
+      rest,
+      listApiKeys,
+      (k) =>
+        `${k.id}  ${k.keyPrefix}…  ${state(k)}  ${lastUsed(k)}  ${
           k.scopes.join(",")
-        }`
-      ).join("\n"),
+        }`,
     );
   } else if (sub === "revoke") {
-    const f = parseFlags(rest, { id: "string" });
-    const id = required(f, "id");
-    await revokeApiKey(c, id);
-    emit(f, { id, revoked: true }, `Revoked key ${id}`);
+    await revokeById(c, rest, revokeApiKey, "key");
   } else {
     throw new UsageError("Usage: keys create|list|revoke");
   }
@@ -217,25 +213,77 @@ export async function agentsCommand(
   args: string[],
 ): Promise<void> {
   const [sub, ...rest] = args;
-  if (sub !== "create") throw new UsageError("Usage: agents create");
-  const f = parseFlags(rest, {
-    account: "string",
-    name: "string",
-    visibility: "string",
-  });
-  const visibility = optional(f, "visibility") ?? "all";
-  if (visibility !== "all" && visibility !== "assigned") {
-    throw new UsageError("--visibility must be all or assigned");
+  if (sub === "create") {
+    const f = parseFlags(rest, {
+      account: "string",
+      name: "string",
+      visibility: "string",
+    });
+    const visibility = optional(f, "visibility") ?? "all";
+    if (visibility !== "all" && visibility !== "assigned") {
+      throw new UsageError("--visibility must be all or assigned");
+    }
+    const account = await requireAccount(c, required(f, "account"));
+    const { token, agent } = await createAgent(c, {
+      accountId: account.id,
+      name: required(f, "name"),
+      visibility,
+    });
+    emit(
+      f,
+      { id: agent.id, token, visibility: agent.visibility },
+      `Created agent ${agent.name} (${agent.id})\n${token}\n(shown once; store it now)`,
+    );
+  } else if (sub === "list") {
+    await listCredentials(
+      c,
+      rest,
+      listAgents,
+      (a) => `${a.id}  ${a.name}  ${a.visibility}  ${state(a)}  ${lastUsed(a)}`,
+    );
+  } else if (sub === "revoke") {
+    await revokeById(c, rest, revokeAgent, "agent");
+  } else {
+    throw new UsageError("Usage: agents create|list|revoke");
   }
+}
+
+interface Credential {
+  id: string;
+  revokedAt: string | null;
+  lastUsedAt: string | null;
+}
+
+/** `keys list` and `agents list`: one line per credential, revoked ones included. */
+async function listCredentials<T extends Credential>(
+  c: Container,
+  args: string[],
+  list: (c: Container, accountId: string) => Promise<T[]>,
+  line: (credential: T) => string,
+): Promise<void> {
+  const f = parseFlags(args, { account: "string" });
   const account = await requireAccount(c, required(f, "account"));
-  const { token, agent } = await createAgent(c, {
-    accountId: account.id,
-    name: required(f, "name"),
-    visibility,
-  });
-  emit(
-    f,
-    { id: agent.id, token, visibility: agent.visibility },
-    `Created agent ${agent.name} (${agent.id})\n${token}\n(shown once; store it now)`,
-  );
+  const all = await list(c, account.id);
+  emit(f, all, all.map(line).join("\n"));
+}
+
+/** `keys revoke` and `agents revoke`: refused from the credential's next request on. */
+async function revokeById(
+  c: Container,
+  args: string[],
+  revoke: (c: Container, id: string) => Promise<void>,
+  noun: string,
+): Promise<void> {
+  const f = parseFlags(args, { id: "string" });
+  const id = required(f, "id");
+  await revoke(c, id);
+  emit(f, { id, revoked: true }, `Revoked ${noun} ${id}`);
+}
+
+function state(credential: Credential): string {
+  return credential.revokedAt ? "revoked" : "active";
+}
+
+function lastUsed(credential: Credential): string {
+  return `last used ${credential.lastUsedAt ?? "never"}`;
 }

@@ -35,6 +35,8 @@ Usage: main.ts <command> [options]   (every admin command accepts --json)
   templates create --account S --name N --language L --category C --status ST --components JSON [--channel ID]
   templates update --id ID --status ST
   agents create --account S --name N --visibility all|assigned
+  agents list --account S
+  agents revoke --id ID
 `;
 
 type Admin = (c: Container, args: string[]) => Promise<void>;

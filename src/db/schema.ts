@@ -31,6 +31,7 @@ export interface AgentsTable {
   visibility: string;
   token_hash: string;
   created_at: string;
+  last_used_at: string | null;
   revoked_at: string | null;
 }
 

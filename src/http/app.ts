@@ -125,8 +125,15 @@ export function createApp(
   return app;
 }
 
-/** Body limit, JSON-only bodies, the bearer credential and the per-key rate limit, in that order. */
+/**
+ * The bearer credential, body limit, JSON-only bodies and the per-key rate
+ * limit, in that order: an anonymous caller gets 401, never 413 or 415.
+ */
 function guard(router: Hono<AppEnv>, container: Container): void {
+  router.use(
+    "*",
+    authentication((token) => authenticate(container, token)),
+  );
   router.use(
     "*",
     bodyLimit({
@@ -157,9 +164,5 @@ function guard(router: Hono<AppEnv>, container: Container): void {
     }
     await next();
   });
-  router.use(
-    "*",
-    authentication((token) => authenticate(container, token)),
-  );
   router.use("*", rateLimit(container.clock));
 }

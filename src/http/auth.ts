@@ -6,9 +6,14 @@ import type { AppEnv } from "./env.ts";
 
 export type Authenticate = (token: string) => Promise<Principal | null>;
 
-const BEARER_REGEXP = /^Bearer ([^\s]+)$/;
+/** RFC 7235: the scheme name is case-insensitive and one or more spaces follow it. */
+const BEARER_REGEXP = /^bearer +(\S+)$/i;
 
-/** Resolves the bearer credential; 401 for missing, malformed, unknown or revoked ones. */
+/**
+ * Resolves the bearer credential; 401 for missing, malformed, unknown or
+ * revoked ones, with an RFC 6750 challenge. It runs before the body checks,
+ * so an anonymous caller learns nothing about them.
+ */
 export function authentication(
   authenticate: Authenticate,
 ): MiddlewareHandler<AppEnv> {
@@ -22,6 +27,10 @@ export function authentication(
     }
     const match = BEARER_REGEXP.exec(header);
     if (!match) {
+      // Another scheme (Basic...) is a missing bearer credential: no error code.
+      if (/^bearer\b/i.test(header)) {
+        c.header("WWW-Authenticate", 'Bearer error="invalid_request"');
+      }
       throw new AppError(
         "UNAUTHORIZED",
         'Malformed Authorization header: expected "Bearer <API key>"',
@@ -29,6 +38,7 @@ export function authentication(
     }
     const principal = await authenticate(match[1]!);
     if (!principal) {
+      c.header("WWW-Authenticate", 'Bearer error="invalid_token"');
       throw new AppError(
         "UNAUTHORIZED",
         "Invalid API key: it is unknown or has been revoked",

@@ -61,19 +61,28 @@ export function errorBody(
   };
 }
 
-/** One onError: AppError keeps its code; anything else becomes the fixed INTERNAL_ERROR body. */
+/**
+ * One onError: an AppError below 500 keeps its code and message; every 5xx
+ * (an AppError's 502/503 included) and anything else gets the fixed
+ * INTERNAL_ERROR body, as the spec requires, with the cause only in the log.
+ * A 5xx keeps its status, so a client still retries a 503.
+ */
 export function handleError(err: Error, c: Context<AppEnv>): Response {
   if (err instanceof AppError) {
     const status = STATUS_BY_CODE[err.code];
-    if (status >= 500) {
-      c.get("log")?.error("Request failed", { err, code: err.code });
-      if (err.code === "INTERNAL_ERROR") return internal(c);
-    }
     if (err.retryAfterMs !== undefined) {
       c.header(
         "Retry-After",
         String(Math.max(1, Math.ceil(err.retryAfterMs / 1000))),
       );
+    }
+    if (status >= 500) {
+      c.get("log")?.error("Request failed", { err, code: err.code });
+      return internal(c, status);
+    }
+    // RFC 7235: a 401 names the scheme that would be accepted.
+    if (status === 401 && !c.res.headers.has("WWW-Authenticate")) {
+      c.header("WWW-Authenticate", "Bearer");
     }
     return c.json(errorBody(c, err.code, err.message, err.details), status);
   }
@@ -90,9 +99,12 @@ export function handleError(err: Error, c: Context<AppEnv>): Response {
   return internal(c);
 }
 
-function internal(c: Context<AppEnv>): Response {
+function internal(
+  c: Context<AppEnv>,
+  status: ContentfulStatusCode = 500,
+): Response {
   return c.json(
     errorBody(c, "INTERNAL_ERROR", "Internal server error"),
-    500,
+    status,
   );
 }

@@ -1,4 +1,3 @@
-// deno-lint-ignore-file no-console
 import assert from "node:assert/strict";
 import {
   seedDemoTemplates,
@@ -7,18 +6,11 @@ import {
 import { UsageError } from "../../src/cli/args.ts";
 import { AppError } from "../../src/errors.ts";
 import { engineTest, type Harness } from "../_harness.ts";
+import { runCommand } from "../_support/cli_output.ts";
 
 /** Runs a command and returns what it printed. */
-async function run(h: Harness, args: string[]): Promise<string> {
-  const lines: string[] = [];
-  const original = console.log;
-  console.log = (text: string) => lines.push(text);
-  try {
-    await templatesCommand(h.container, args);
-  } finally {
-    console.log = original;
-  }
-  return lines.join("\n");
+function run(h: Harness, args: string[]): Promise<string> {
+  return runCommand(templatesCommand, h.container, args);
 }
 
 const COMPONENTS = '[{"type":"BODY","text":"Hola {{1}}"}]';

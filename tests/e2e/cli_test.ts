@@ -169,6 +169,23 @@ Deno.test("admin commands create an account, key, channel, template and agent th
     const after = await api(server.baseUrl, key.key, "GET", "/account");
     assert.equal(after.status, 401);
     assert.equal(after.body.error.code, "UNAUTHORIZED");
+
+    // The server process has no credential cache: the CLI's revoke is seen at once.
+    const agents = await cliJson(["agents", "list", "--account", "acme"], env);
+    assert.equal(agents.length, 1);
+    assert.equal(agents[0].id, agent.id);
+    assert.equal(typeof agents[0].lastUsedAt, "string", "use was recorded");
+    assert.deepEqual(
+      await cliJson(["agents", "revoke", "--id", agent.id], env),
+      { id: agent.id, revoked: true },
+    );
+    const gone = await api(
+      server.baseUrl,
+      agent.token,
+      "GET",
+      "/conversations",
+    );
+    assert.equal(gone.status, 401);
   });
 });
 

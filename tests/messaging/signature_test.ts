@@ -95,8 +95,26 @@ messagingTest(
     });
     assert.equal(ok.status, 200);
     assert.equal(String(ok.body), "1158201444");
-    const wrong = await h.request("GET", query("guess"), { key: null });
-    assert.equal(wrong.status, 403);
+    // Compared in constant time; a prefix, a same-length guess, a longer
+    // token and an empty one are all refused.
+    for (
+      const guess of [
+        "guess",
+        "test-verify-toke",
+        "test-verify-tokex",
+        "test-verify-token2",
+        "",
+      ]
+    ) {
+      const wrong = await h.request("GET", query(guess), { key: null });
+      assert.equal(wrong.status, 403, `verify token "${guess}"`);
+    }
+    const noToken = await h.request(
+      "GET",
+      "/meta/webhook?hub.mode=subscribe&hub.challenge=1",
+      { key: null },
+    );
+    assert.equal(noToken.status, 403);
     const noMode = await h.request(
       "GET",
       "/meta/webhook?hub.verify_token=test-verify-token&hub.challenge=1",

@@ -32,6 +32,8 @@ export interface Agent {
   name: string;
   visibility: AgentVisibility;
   createdAt: string;
+  lastUsedAt: string | null;
+  revokedAt: string | null;
 }
 
 /** Who is calling: an API key with scopes, or an agent's user token. */
@@ -56,3 +58,5 @@ export const USER_TOKEN_PREFIX = "bmu_";
 export const TOKEN_REGEXP = /^(bmk|bmu)_[0-9A-Za-z]{40}$/;
 export const SLUG_REGEXP = /^[a-z0-9](?:[a-z0-9-]{0,62}[a-z0-9])?$/;
 export const DEFAULT_RATE_LIMIT = 120;
+/** How stale a credential's lastUsedAt may get: one write a minute, not one per request. */
+export const LAST_USED_RESOLUTION_MS = 60_000;

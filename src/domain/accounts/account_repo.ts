@@ -46,6 +46,8 @@ function toAgent(r: AgentsTable): Agent {
     name: r.name,
     visibility: r.visibility as AgentVisibility,
     createdAt: r.created_at,
+    lastUsedAt: r.last_used_at,
+    revokedAt: r.revoked_at,
   };
 }
 
@@ -114,12 +116,14 @@ export async function listApiKeys(
   return rows.map(toApiKey);
 }
 
-export async function revokeApiKey(
+/** Revokes an API key or an agent's user token; false when none is active under that id. */
+export async function revokeCredential(
   db: Executor,
+  table: "api_keys" | "agents",
   id: string,
   at: string,
 ): Promise<boolean> {
-  const r = await db.updateTable("api_keys").set({ revoked_at: at }).where(
+  const r = await db.updateTable(table).set({ revoked_at: at }).where(
     "id",
     "=",
     id,
@@ -145,4 +149,36 @@ export async function findAgentByTokenHash(
     hash,
   ).where("revoked_at", "is", null).executeTakeFirst();
   return r ? toAgent(r) : undefined;
+}
+
+export async function listAgents(
+  db: Executor,
+  accountId: string,
+): Promise<Agent[]> {
+  const rows = await db.selectFrom("agents").selectAll().where(
+    "account_id",
+    "=",
+    accountId,
+  ).orderBy("created_at").execute();
+  return rows.map(toAgent);
+}
+
+/**
+ * Sets last_used_at to `at` unless it is already newer than `staleBefore`,
+ * so concurrent requests of one credential write it once.
+ */
+export async function touchLastUsed(
+  db: Executor,
+  table: "api_keys" | "agents",
+  id: string,
+  at: string,
+  staleBefore: string,
+): Promise<void> {
+  await db.updateTable(table).set({ last_used_at: at }).where("id", "=", id)
+    .where((eb) =>
+      eb.or([
+        eb("last_used_at", "is", null),
+        eb("last_used_at", "<=", staleBefore),
+      ])
+    ).execute();
 }

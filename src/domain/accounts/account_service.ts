@@ -1,5 +1,6 @@
 import type { Db } from "../../db/schema.ts";
 import type { Clock } from "../../clock.ts";
+import type { Logger } from "../../log.ts";
 import { AppError } from "../../errors.ts";
 import { newId } from "../../ids.ts";
 import { randomBase62, sha256Hex } from "../../crypto.ts";
@@ -11,6 +12,7 @@ import {
   API_KEY_PREFIX,
   type ApiKey,
   DEFAULT_RATE_LIMIT,
+  LAST_USED_RESOLUTION_MS,
   type Plan,
   type Principal,
   SLUG_REGEXP,
@@ -23,6 +25,7 @@ import type { Scope } from "./scopes.ts";
 export interface Deps {
   db: Db;
   clock: Clock;
+  log?: Logger;
 }
 
 /** Creates an account (admin CLI). */
@@ -114,17 +117,7 @@ export async function listApiKeys(
 }
 
 export async function revokeApiKey(deps: Deps, id: string): Promise<void> {
-  const done = await repo.revokeApiKey(
-    deps.db,
-    id,
-    toDbTime(deps.clock.now()),
-  );
-  if (!done) {
-    throw new AppError(
-      "NOT_FOUND",
-      `Cannot revoke key "${id}": no such active key`,
-    );
-  }
+  await revoke(deps, "api_keys", id, `key "${id}": no such active key`);
 }
 
 /** Creates an agent; its user token is returned once. */
@@ -140,9 +133,40 @@ export async function createAgent(
     visibility: input.visibility,
     token_hash: await sha256Hex(token),
     created_at: toDbTime(deps.clock.now()),
+    last_used_at: null,
     revoked_at: null,
   });
   return { token, agent };
+}
+
+/** Lists an account's agents (revoked ones included), oldest first. */
+export async function listAgents(
+  deps: Deps,
+  accountId: string,
+): Promise<Agent[]> {
+  return await repo.listAgents(deps.db, accountId);
+}
+
+/** Revokes an agent's user token; its next request gets 401 (nothing caches principals). */
+export async function revokeAgent(deps: Deps, id: string): Promise<void> {
+  await revoke(
+    deps,
+    "agents",
+    id,
+    `agent "${id}": no such agent with an active token`,
+  );
+}
+
+async function revoke(
+  deps: Deps,
+  table: "api_keys" | "agents",
+  id: string,
+  notFound: string,
+): Promise<void> {
+  const at = toDbTime(deps.clock.now());
+  if (!await repo.revokeCredential(deps.db, table, id, at)) {
+    throw new AppError("NOT_FOUND", `Cannot revoke ${notFound}`);
+  }
 }
 
 /** Resolves a bearer token to its principal, or null when malformed, unknown or revoked. */
@@ -155,6 +179,7 @@ export async function authenticate(
   if (token.startsWith(API_KEY_PREFIX)) {
     const key = await repo.findApiKeyByHash(deps.db, hash);
     if (!key || key.revokedAt) return null;
+    await noteUse(deps, "api_keys", key.id, key.lastUsedAt);
     return {
       kind: "key",
       accountId: key.accountId,
@@ -165,6 +190,7 @@ export async function authenticate(
   }
   const agent = await repo.findAgentByTokenHash(deps.db, hash);
   if (!agent) return null;
+  await noteUse(deps, "agents", agent.id, agent.lastUsedAt);
   return {
     kind: "agent",
     accountId: agent.accountId,
@@ -172,4 +198,27 @@ export async function authenticate(
     visibility: agent.visibility,
     rateLimit: DEFAULT_RATE_LIMIT,
   };
+}
+
+/**
+ * Records a credential's use coarsely: a write only when the stored
+ * lastUsedAt is older than LAST_USED_RESOLUTION_MS, never one per request.
+ * A failed write is logged and does not fail the request it counts.
+ */
+async function noteUse(
+  deps: Deps,
+  table: "api_keys" | "agents",
+  id: string,
+  lastUsedAt: string | null,
+): Promise<void> {
+  const now = deps.clock.now();
+  const staleBefore = toDbTime(
+    new Date(now.getTime() - LAST_USED_RESOLUTION_MS),
+  );
+  if (lastUsedAt !== null && lastUsedAt > staleBefore) return;
+  try {
+    await repo.touchLastUsed(deps.db, table, id, toDbTime(now), staleBefore);
+  } catch (err) {
+    deps.log?.warn("Cannot record credential use", { err, table, id });
+  }
 }

@@ -3,6 +3,7 @@ import type { Clock } from "../../clock.ts";
 import type { Logger } from "../../log.ts";
 import { AppError, RetryLater } from "../../errors.ts";
 import { newId } from "../../ids.ts";
+import { safeEqual } from "../../crypto.ts";
 import { toDbTime } from "../../db/time.ts";
 import { enqueue, PRIORITY } from "../../jobs/queue.ts";
 import { verifyMetaSignature } from "../../upstream/meta_signature.ts";
@@ -33,8 +34,8 @@ export function verifyHandshake(
 ): string {
   const expected = deps.config.metaVerifyToken;
   if (
-    !expected || query.mode !== "subscribe" || query.token !== expected ||
-    !query.challenge
+    !expected || query.mode !== "subscribe" ||
+    !safeEqual(query.token ?? "", expected) || !query.challenge
   ) {
     throw new AppError(
       "FORBIDDEN",
