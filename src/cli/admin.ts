@@ -17,11 +17,14 @@ import {
   updateChannel,
 } from "../domain/channels/channel_service.ts";
 import type { ChannelStatus } from "../domain/channels/channel.ts";
+import { toE164 } from "../domain/phones/phone.ts";
+import { AppError } from "../errors.ts";
 import {
   type Flags,
   optional,
   parseFlags,
   required,
+  requireIdOr,
   UsageError,
 } from "./args.ts";
 
@@ -43,6 +46,17 @@ function channelStatus(value: string | undefined): ChannelStatus | undefined {
     throw new UsageError("--status must be connected or disconnected");
   }
   return value;
+}
+
+/** The one row a name picks, for commands that accept a name instead of an id. */
+function onlyOne<T extends { id: string }>(rows: T[], what: string): string {
+  if (rows.length === 1) return rows[0]!.id;
+  throw rows.length === 0
+    ? new AppError("NOT_FOUND", `Cannot find ${what}`)
+    : new AppError(
+      "VALIDATION_ERROR",
+      `Cannot pick ${what}: ${rows.length} match; give --id (the list command shows ids)`,
+    );
 }
 
 function positiveInt(
@@ -124,19 +138,45 @@ export async function keysCommand(c: Container, args: string[]): Promise<void> {
       f,
       keys,
       keys.map((k) =>
-        `${k.id}  ${k.keyPrefix}…  ${k.revokedAt ? "revoked" : "active"}  ${
-          k.scopes.join(",")
-        }`
+        `${k.id}  ${k.name ?? "-"}  ${k.keyPrefix}…  ${
+          k.revokedAt ? "revoked" : "active"
+        }  ${k.scopes.join(",")}`
       ).join("\n"),
     );
   } else if (sub === "revoke") {
-    const f = parseFlags(rest, { id: "string" });
-    const id = required(f, "id");
+    const f = parseFlags(rest, {
+      id: "string",
+      account: "string",
+      name: "string",
+    });
+    requireIdOr(f, ["account", "name"]);
+    const id = optional(f, "id") ?? await activeKeyNamed(c, f);
     await revokeApiKey(c, id);
     emit(f, { id, revoked: true }, `Revoked key ${id}`);
   } else {
     throw new UsageError("Usage: keys create|list|revoke");
   }
+}
+
+async function activeKeyNamed(c: Container, f: Flags): Promise<string> {
+  const account = await requireAccount(c, required(f, "account"));
+  const name = required(f, "name");
+  const keys = await listApiKeys(c, account.id);
+  return onlyOne(
+    keys.filter((k) => k.name === name && !k.revokedAt),
+    `an active key named "${name}" in account "${account.slug}"`,
+  );
+}
+
+async function channelWithPhone(c: Container, f: Flags): Promise<string> {
+  const account = await requireAccount(c, required(f, "account"));
+  const phone = required(f, "channel");
+  const e164 = toE164(phone);
+  const channels = await listChannels(c, account.id);
+  return onlyOne(
+    channels.filter((ch) => ch.phoneNumber === e164),
+    `a channel with phone number "${phone}" in account "${account.slug}"`,
+  );
 }
 
 export async function channelsCommand(
@@ -170,6 +210,8 @@ export async function channelsCommand(
   } else if (sub === "update") {
     const f = parseFlags(rest, {
       id: "string",
+      account: "string",
+      channel: "string",
       phone: "string",
       "display-name": "string",
       "upstream-phone-number-id": "string",
@@ -193,7 +235,9 @@ export async function channelsCommand(
     if (status) patch.status = status;
     const rate = positiveInt(optional(f, "send-rate"), "send-rate");
     if (rate) patch.sendRate = rate;
-    const channel = await updateChannel(c, required(f, "id"), patch);
+    requireIdOr(f, ["account", "channel"]);
+    const id = optional(f, "id") ?? await channelWithPhone(c, f);
+    const channel = await updateChannel(c, id, patch);
     emit(f, channel, `Updated channel ${channel.phoneNumber} (${channel.id})`);
   } else if (sub === "list") {
     const f = parseFlags(rest, { account: "string" });
