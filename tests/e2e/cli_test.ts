@@ -10,6 +10,24 @@ import {
 
 const COMPONENTS = '[{"type":"BODY","text":"Hola {{1}}"}]';
 
+/** Channel +5491122334455 of account "acme". */
+const CREATE_CHANNEL = [
+  "channels",
+  "create",
+  "--account",
+  "acme",
+  "--phone",
+  "+5491122334455",
+  "--display-name",
+  "Acme",
+  "--upstream-phone-number-id",
+  "1065",
+  "--waba-id",
+  "1022",
+  "--access-token",
+  "token",
+];
+
 async function withDb(
   fn: (env: Record<string, string>, dir: string) => Promise<void>,
 ): Promise<void> {
@@ -31,6 +49,27 @@ function assertCleanError(r: { stderr: string; stdout: string }): void {
   const all = r.stdout + r.stderr;
   assert.doesNotMatch(all, /^\s+at /m, `stack trace printed:\n${all}`);
   assert.doesNotMatch(all, /Uncaught/, `uncaught error printed:\n${all}`);
+}
+
+interface Failure {
+  args: string[];
+  code?: number;
+  message: RegExp;
+}
+
+/** Each command fails (with `code` when given) and says `message`, without a stack trace. */
+async function assertFailures(
+  cases: Failure[],
+  env: Record<string, string>,
+): Promise<void> {
+  for (const c of cases) {
+    const r = await runCli(c.args, env);
+    const label = `main.ts ${c.args.join(" ")}`;
+    assert.notEqual(r.code, 0, `${label} succeeded`);
+    if (c.code !== undefined) assert.equal(r.code, c.code, label);
+    assert.match(r.stderr, c.message, `${label}:\n${r.stderr}`);
+    assertCleanError(r);
+  }
 }
 
 Deno.test("migrate applies the migrations once, then reports up to date", async () => {
@@ -178,7 +217,7 @@ Deno.test("bad CLI arguments exit non-zero with a clear message and no stack tra
       ["accounts", "create", "--name", "Acme", "--slug", "acme"],
       env,
     );
-    const cases: { args: string[]; code?: number; message: RegExp }[] = [
+    const cases: Failure[] = [
       {
         args: ["frobnicate"],
         code: 2,
@@ -237,14 +276,7 @@ Deno.test("bad CLI arguments exit non-zero with a clear message and no stack tra
         message: /--status must be connected or disconnected/,
       },
     ];
-    for (const c of cases) {
-      const r = await runCli(c.args, env);
-      const label = `main.ts ${c.args.join(" ")}`;
-      assert.notEqual(r.code, 0, `${label} succeeded`);
-      if (c.code !== undefined) assert.equal(r.code, c.code, label);
-      assert.match(r.stderr, c.message, `${label}:\n${r.stderr}`);
-      assertCleanError(r);
-    }
+    await assertFailures(cases, env);
   });
 });
 
@@ -263,22 +295,7 @@ Deno.test("without SECRET_KEY or DATA_DIR/secret.key only commands that store a 
       const ok = await runCli(args, env);
       assert.equal(ok.code, 0, `${args.join(" ")}\n${ok.stderr}`);
     }
-    const r = await runCli([
-      "channels",
-      "create",
-      "--account",
-      "acme",
-      "--phone",
-      "+5491122334455",
-      "--display-name",
-      "Acme",
-      "--upstream-phone-number-id",
-      "1065",
-      "--waba-id",
-      "1022",
-      "--access-token",
-      "token",
-    ], env);
+    const r = await runCli(CREATE_CHANNEL, env);
     assert.notEqual(r.code, 0);
     assert.match(r.stderr, /SECRET_KEY is not set/);
     assertCleanError(r);
@@ -323,7 +340,7 @@ Deno.test("keys, channels and templates can be named instead of given by id", as
       ]),
       [[a.id, true], [b.id, false], [twin.id, false]],
     );
-    const cases: { args: string[]; message: RegExp }[] = [
+    const cases: Failure[] = [
       {
         args: ["keys", "revoke", "--account", "acme", "--name", "a"],
         message: /Cannot find an active key named "a" in account "acme"/,
@@ -364,28 +381,8 @@ Deno.test("keys, channels and templates can be named instead of given by id", as
         message: /Cannot find template "nope"/,
       },
     ];
-    for (const c of cases) {
-      const r = await runCli(c.args, env);
-      assert.notEqual(r.code, 0, c.args.join(" "));
-      assert.match(r.stderr, c.message, r.stderr);
-      assertCleanError(r);
-    }
-    const channel = await cliJson([
-      "channels",
-      "create",
-      "--account",
-      "acme",
-      "--phone",
-      "+5491122334455",
-      "--display-name",
-      "Acme",
-      "--upstream-phone-number-id",
-      "1065",
-      "--waba-id",
-      "1022",
-      "--access-token",
-      "token",
-    ], env);
+    await assertFailures(cases, env);
+    const channel = await cliJson(CREATE_CHANNEL, env);
     const updated = await cliJson([
       "channels",
       "update",

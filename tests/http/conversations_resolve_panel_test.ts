@@ -3,11 +3,7 @@
 import assert from "node:assert/strict";
 import { engineTest, type Harness } from "../_harness.ts";
 import { createAgent } from "../../src/domain/accounts/account_service.ts";
-import {
-  insertContact,
-  insertConversation,
-  insertThread,
-} from "./_conversation_fixtures.ts";
+import { insertThread } from "./_conversation_fixtures.ts";
 import { assertErrorBody } from "./_routes.ts";
 
 /** The same query on both paths; the v1 answer must be v2's data without `meta`. */
@@ -85,20 +81,18 @@ engineTest(
       name: "Agent",
       visibility: "assigned",
     });
-    const contactId = await insertContact(h, {
+    // Two contacts share the e-mail; only one conversation is the agent's.
+    const mine = (await insertThread(h, {
       phoneNumber: "+5491122334455",
       email: "ana@example.com",
-    });
-    const mine = await insertConversation(h, {
-      contactId,
       assigned_to: agent.id,
       last_message_at: "2026-11-20T09:00:00.000Z",
-    });
-    const notMine = await insertConversation(h, {
-      contactId,
-      channelId: null,
+    })).conversationId;
+    const notMine = (await insertThread(h, {
+      phoneNumber: "+5491122334466",
+      email: "ana@example.com",
       last_message_at: "2026-11-20T10:00:00.000Z",
-    });
+    })).conversationId;
     const asAgent = await resolveBoth(h, { email: "ana@example.com" }, token);
     assert.deepEqual(asAgent.body.data, {
       conversationId: mine,
