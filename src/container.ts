@@ -47,17 +47,20 @@ export interface ContainerOverrides {
   resolver?: Resolver;
   /** Extra trust anchors for webhook TLS (tests' own CA). */
   egressCaCerts?: string[];
+  /** Admin commands: start without SECRET_KEY; only sealing or opening a secret then fails. */
+  secretKeyOptional?: boolean;
 }
+
+const MISSING_SECRET_KEY =
+  "SECRET_KEY is not set (32+ characters; it encrypts stored secrets and signs media URLs)";
 
 /** Builds the container; the database is opened here and closed on dispose. */
 export function createContainer(
   config: Config,
   overrides: ContainerOverrides = {},
 ): Container {
-  if (!config.secretKey) {
-    throw new Error(
-      "Cannot start: SECRET_KEY is not set (32+ characters; it encrypts stored secrets and signs media URLs)",
-    );
+  if (!config.secretKey && !overrides.secretKeyOptional) {
+    throw new Error(`Cannot start: ${MISSING_SECRET_KEY}`);
   }
   const opened = openDatabase(config.databaseUrl, {
     authToken: config.databaseAuthToken,
@@ -79,7 +82,7 @@ export function createContainer(
     engine: opened.engine,
     clock: overrides.clock ?? systemClock,
     log,
-    secrets: new SecretBox(config.secretKey),
+    secrets: new SecretBox(config.secretKey, MISSING_SECRET_KEY),
     graph: overrides.graph ??
       createGraphClient({ baseUrl: config.metaGraphUrl }),
     blobs: overrides.blobs ?? createBlobStore(config),

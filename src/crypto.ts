@@ -56,12 +56,15 @@ const OPENED_CACHE_LIMIT = 4_096;
 
 /** AES-256-GCM for secrets at rest (channel access tokens); key derived from SECRET_KEY. */
 export class SecretBox {
-  #key: Promise<CryptoKey>;
+  #key: Promise<CryptoKey> | undefined;
+  #missing: string;
   /** Opened secrets by sealed text (a sealed text always opens to the same plaintext). */
   #opened = new Map<string, string>();
 
-  constructor(secretKey: string) {
-    this.#key = crypto.subtle.digest(
+  /** Without a secret key, seal and open fail with `missing` (for commands that keep no secret). */
+  constructor(secretKey: string | undefined, missing = "No secret key") {
+    this.#missing = missing;
+    this.#key = secretKey === undefined ? undefined : crypto.subtle.digest(
       "SHA-256",
       encoder.encode(`secret-box:${secretKey}`),
     ).then((raw) =>
@@ -72,11 +75,16 @@ export class SecretBox {
     );
   }
 
+  #cryptoKey(): Promise<CryptoKey> {
+    if (!this.#key) throw new Error(this.#missing);
+    return this.#key;
+  }
+
   async seal(plain: string): Promise<string> {
     const iv = crypto.getRandomValues(new Uint8Array(12));
     const sealed = await crypto.subtle.encrypt(
       { name: "AES-GCM", iv },
-      await this.#key,
+      await this.#cryptoKey(),
       encoder.encode(plain),
     );
     return `v1.${b64(iv)}.${b64(new Uint8Array(sealed))}`;
@@ -89,7 +97,7 @@ export class SecretBox {
     }
     const plain = await crypto.subtle.decrypt(
       { name: "AES-GCM", iv: unb64(iv) as BufferSource },
-      await this.#key,
+      await this.#cryptoKey(),
       unb64(data) as BufferSource,
     );
     return new TextDecoder().decode(plain);

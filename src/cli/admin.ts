@@ -19,11 +19,14 @@ import {
   updateChannel,
 } from "../domain/channels/channel_service.ts";
 import type { ChannelStatus } from "../domain/channels/channel.ts";
+import { toE164 } from "../domain/phones/phone.ts";
+import { AppError } from "../errors.ts";
 import {
   type Flags,
   optional,
   parseFlags,
   required,
+  requireIdOr,
   UsageError,
 } from "./args.ts";
 
@@ -45,6 +48,17 @@ function channelStatus(value: string | undefined): ChannelStatus | undefined {
     throw new UsageError("--status must be connected or disconnected");
   }
   return value;
+}
+
+/** The one row a name picks, for commands that accept a name instead of an id. */
+function onlyOne<T extends { id: string }>(rows: T[], what: string): string {
+  if (rows.length === 1) return rows[0]!.id;
+  throw rows.length === 0
+    ? new AppError("NOT_FOUND", `Cannot find ${what}`)
+    : new AppError(
+      "VALIDATION_ERROR",
+      `Cannot pick ${what}: ${rows.length} match; give --id (the list command shows ids)`,
+    );
 }
 
 function positiveInt(
@@ -124,15 +138,46 @@ export async function keysCommand(c: Container, args: string[]): Promise<void> {
       rest,
       listApiKeys,
       (k) =>
-        `${k.id}  ${k.keyPrefix}…  ${state(k)}  ${lastUsed(k)}  ${
-          k.scopes.join(",")
-        }`,
+        `${k.id}  ${k.name ?? "-"}  ${k.keyPrefix}…  ${state(k)}  ${
+          lastUsed(k)
+        }  ${k.scopes.join(",")}`,
     );
   } else if (sub === "revoke") {
-    await revokeById(c, rest, revokeApiKey, "key");
+    await revokeCredential(c, rest, {
+      revoke: revokeApiKey,
+      noun: "key",
+      named: activeNamed(listApiKeys, "key"),
+    });
   } else {
     throw new UsageError("Usage: keys create|list|revoke");
   }
+}
+
+/** Finds the one active credential with `--name` in `--account`, for `revoke`. */
+function activeNamed<T extends Credential & { name: string | null }>(
+  list: (c: Container, accountId: string) => Promise<T[]>,
+  noun: string,
+): (c: Container, f: Flags) => Promise<string> {
+  return async (c, f) => {
+    const account = await requireAccount(c, required(f, "account"));
+    const name = required(f, "name");
+    const all = await list(c, account.id);
+    return onlyOne(
+      all.filter((x) => x.name === name && !x.revokedAt),
+      `an active ${noun} named "${name}" in account "${account.slug}"`,
+    );
+  };
+}
+
+async function channelWithPhone(c: Container, f: Flags): Promise<string> {
+  const account = await requireAccount(c, required(f, "account"));
+  const phone = required(f, "channel");
+  const e164 = toE164(phone);
+  const channels = await listChannels(c, account.id);
+  return onlyOne(
+    channels.filter((ch) => ch.phoneNumber === e164),
+    `a channel with phone number "${phone}" in account "${account.slug}"`,
+  );
 }
 
 export async function channelsCommand(
@@ -166,6 +211,8 @@ export async function channelsCommand(
   } else if (sub === "update") {
     const f = parseFlags(rest, {
       id: "string",
+      account: "string",
+      channel: "string",
       phone: "string",
       "display-name": "string",
       "upstream-phone-number-id": "string",
@@ -189,7 +236,9 @@ export async function channelsCommand(
     if (status) patch.status = status;
     const rate = positiveInt(optional(f, "send-rate"), "send-rate");
     if (rate) patch.sendRate = rate;
-    const channel = await updateChannel(c, required(f, "id"), patch);
+    requireIdOr(f, ["account", "channel"]);
+    const id = optional(f, "id") ?? await channelWithPhone(c, f);
+    const channel = await updateChannel(c, id, patch);
     emit(f, channel, `Updated channel ${channel.phoneNumber} (${channel.id})`);
   } else if (sub === "list") {
     const f = parseFlags(rest, { account: "string" });
@@ -242,7 +291,11 @@ export async function agentsCommand(
       (a) => `${a.id}  ${a.name}  ${a.visibility}  ${state(a)}  ${lastUsed(a)}`,
     );
   } else if (sub === "revoke") {
-    await revokeById(c, rest, revokeAgent, "agent");
+    await revokeCredential(c, rest, {
+      revoke: revokeAgent,
+      noun: "agent",
+      named: activeNamed(listAgents, "agent"),
+    });
   } else {
     throw new UsageError("Usage: agents create|list|revoke");
   }
@@ -267,17 +320,28 @@ async function listCredentials<T extends Credential>(
   emit(f, all, all.map(line).join("\n"));
 }
 
-/** `keys revoke` and `agents revoke`: refused from the credential's next request on. */
-async function revokeById(
+/**
+ * `keys revoke` and `agents revoke`, by `--id` or by `--account` and `--name`:
+ * refused from the credential's next request on.
+ */
+async function revokeCredential(
   c: Container,
   args: string[],
-  revoke: (c: Container, id: string) => Promise<void>,
-  noun: string,
+  how: {
+    revoke: (c: Container, id: string) => Promise<void>;
+    noun: string;
+    named: (c: Container, f: Flags) => Promise<string>;
+  },
 ): Promise<void> {
-  const f = parseFlags(args, { id: "string" });
-  const id = required(f, "id");
-  await revoke(c, id);
-  emit(f, { id, revoked: true }, `Revoked ${noun} ${id}`);
+  const f = parseFlags(args, {
+    id: "string",
+    account: "string",
+    name: "string",
+  });
+  requireIdOr(f, ["account", "name"]);
+  const id = optional(f, "id") ?? await how.named(c, f);
+  await how.revoke(c, id);
+  emit(f, { id, revoked: true }, `Revoked ${how.noun} ${id}`);
 }
 
 function state(credential: Credential): string {

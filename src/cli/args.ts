@@ -31,3 +31,13 @@ export function optional(flags: Flags, name: string): string | undefined {
   const v = flags[name];
   return typeof v === "string" ? v : undefined;
 }
+
+/** Commands that name a row by `--id` or by other options (`--account` and `--name`, say). */
+export function requireIdOr(flags: Flags, instead: string[]): void {
+  if (optional(flags, "id") || instead.every((n) => optional(flags, n))) {
+    return;
+  }
+  throw new UsageError(
+    `Give --id, or ${instead.map((n) => `--${n}`).join(" and ")}`,
+  );
+}

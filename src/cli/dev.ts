@@ -35,30 +35,68 @@ export interface DevSetup extends DevCredentials {
   upstreamPhoneNumberId: string;
 }
 
-/** Dev defaults: data under DATA_DIR, a persistent generated SECRET_KEY, local-friendly webhook rules. */
+/** Dev listens on loopback only unless HOST says otherwise. */
+export const DEV_HOST = "127.0.0.1";
+/** Files under DATA_DIR holding secrets dev generated for that directory. */
+export const SECRET_KEY_FILE = "secret.key";
+export const META_APP_SECRET_FILE = "meta-app-secret";
+
+function devDataDir(env: Record<string, string | undefined>): string {
+  return (env.DATA_DIR ?? "./data").replace(/\/+$/, "");
+}
+
+/** The secret kept in `dataDir/file`, or undefined when there is none. */
+export async function readDataDirSecret(
+  dataDir: string,
+  file: string,
+): Promise<string | undefined> {
+  try {
+    return (await Deno.readTextFile(`${dataDir}/${file}`)).trim() || undefined;
+  } catch (err) {
+    if (err instanceof Deno.errors.NotFound) return undefined;
+    throw err;
+  }
+}
+
+/** The secret kept in `dataDir/file`, generated (readable by the owner only) the first time. */
+async function dataDirSecret(dataDir: string, file: string): Promise<string> {
+  const existing = await readDataDirSecret(dataDir, file);
+  if (existing) return existing;
+  const secret = randomBase62(48);
+  await Deno.mkdir(dataDir, { recursive: true });
+  await Deno.writeTextFile(`${dataDir}/${file}`, secret + "\n", {
+    mode: 0o600,
+  });
+  return secret;
+}
+
+/** META_APP_SECRET, or the one generated for this DATA_DIR (shared by dev's server and its simulator). */
+export async function devMetaAppSecret(
+  env: Record<string, string | undefined>,
+): Promise<string> {
+  return env.META_APP_SECRET ||
+    await dataDirSecret(devDataDir(env), META_APP_SECRET_FILE);
+}
+
+/**
+ * Dev defaults: data under DATA_DIR, loopback only, a persistent generated
+ * SECRET_KEY and Meta app secret, local-friendly webhook rules.
+ */
 export async function prepareDev(
   env: Record<string, string | undefined>,
 ): Promise<Config> {
-  const dataDir = (env.DATA_DIR ?? "./data").replace(/\/+$/, "");
+  const dataDir = devDataDir(env);
   await Deno.mkdir(dataDir, { recursive: true });
-  let secretKey = env.SECRET_KEY;
-  if (!secretKey) {
-    const path = `${dataDir}/secret.key`;
-    try {
-      secretKey = (await Deno.readTextFile(path)).trim();
-    } catch {
-      secretKey = randomBase62(48);
-      await Deno.writeTextFile(path, secretKey + "\n", { mode: 0o600 });
-    }
-  }
   return loadConfig({
-    META_APP_SECRET: "dev-app-secret",
+    HOST: DEV_HOST,
     META_VERIFY_TOKEN: "dev-verify-token",
     WEBHOOK_ALLOW_PRIVATE_NETWORKS: "true",
     WEBHOOK_ALLOW_HTTP: "true",
     ...env,
     DATA_DIR: dataDir,
-    SECRET_KEY: secretKey,
+    SECRET_KEY: env.SECRET_KEY ||
+      await dataDirSecret(dataDir, SECRET_KEY_FILE),
+    META_APP_SECRET: await devMetaAppSecret(env),
   });
 }
 
@@ -74,6 +112,28 @@ async function readCredentials(
   } catch {
     return undefined;
   }
+}
+
+function listening(host: string, port: number): string {
+  const loopback = host === "localhost" || host === "::1" ||
+    host.startsWith("127.");
+  return `${host.includes(":") ? `[${host}]` : host}:${port} (${
+    loopback
+      ? "this machine only; HOST=0.0.0.0 opens it to the network"
+      : "reachable from the network (HOST)"
+  })`;
+}
+
+/** Where the Meta app secret (X-Hub-Signature-256 of /meta/webhook) comes from. */
+async function appSecretSource(config: Config): Promise<string> {
+  const file = `${config.dataDir}/${META_APP_SECRET_FILE}`;
+  const generated = await readDataDirSecret(
+    config.dataDir,
+    META_APP_SECRET_FILE,
+  );
+  return generated === config.metaAppSecret
+    ? `${file} (generated for this data directory; the simulator signs with it)`
+    : "META_APP_SECRET";
 }
 
 /** Seeds the demo account once (idempotent across restarts) and writes dev-credentials.json. */
@@ -134,10 +194,12 @@ export async function writeDevCredentials(
       "",
       "Business Messaging server (dev mode)",
       `  API:          ${baseUrl}/api/v2   docs: ${baseUrl}/docs`,
+      `  Listening on: ${listening(c.config.host, port)}`,
       `  API key:      ${apiKey}`,
       `  Channel:      ${channel.id} (${channel.phoneNumber})`,
       ...(extra.simulatorUrl ? [`  Simulator:    ${extra.simulatorUrl}`] : []),
       `  Credentials:  ${credentialsPath(c.config)}`,
+      `  App secret:   ${await appSecretSource(c.config)}`,
       ...(c.config.webhookAllowPrivateNetworks
         ? [
           `  Webhooks:     loopback and private addresses${

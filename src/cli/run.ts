@@ -1,4 +1,4 @@
-import { ConfigError, loadConfig, readEnv } from "../config.ts";
+import { type Config, ConfigError, loadConfig, readEnv } from "../config.ts";
 import { type Container, createContainer } from "../container.ts";
 import { AppError } from "../errors.ts";
 import { printErr, printOut } from "../log.ts";
@@ -13,6 +13,7 @@ import {
 import { templatesCommand } from "./templates_cli.ts";
 import { devCommand, serveCommand } from "./serve.ts";
 import { simulatorCommand } from "./simulator_cli.ts";
+import { readDataDirSecret, SECRET_KEY_FILE } from "./dev.ts";
 
 const USAGE = `Business Messaging server
 
@@ -27,16 +28,16 @@ Usage: main.ts <command> [options]   (every admin command accepts --json)
   accounts list
   keys create --account S --scopes all|a,b [--rate-limit 120] [--name N]
   keys list --account S
-  keys revoke --id ID
+  keys revoke --id ID | --account S --name N
   channels create --account S --phone +E164 --display-name N --upstream-phone-number-id ID
                   --waba-id ID --access-token T [--status connected|disconnected] [--send-rate 80]
-  channels update --id ID [same options as create]
+  channels update --id ID | --account S --channel +E164  [same options as create]
   channels list --account S
   templates create --account S --name N --language L --category C --status ST --components JSON [--channel ID]
-  templates update --id ID --status ST
+  templates update --id ID | --account S --name N [--language L]  --status ST
   agents create --account S --name N --visibility all|assigned
   agents list --account S
-  agents revoke --id ID
+  agents revoke --id ID | --account S --name N
 `;
 
 type Admin = (c: Container, args: string[]) => Promise<void>;
@@ -48,6 +49,18 @@ const ADMIN: Record<string, Admin> = {
   templates: templatesCommand,
   agents: agentsCommand,
 };
+
+/**
+ * Admin commands use SECRET_KEY, or else the key `dev` generated in
+ * DATA_DIR; those that store no secret need neither.
+ */
+async function adminConfig(): Promise<Config> {
+  const env = readEnv();
+  const config = loadConfig(env);
+  if (config.secretKey) return config;
+  const key = await readDataDirSecret(config.dataDir, SECRET_KEY_FILE);
+  return key ? loadConfig({ ...env, SECRET_KEY: key }) : config;
+}
 
 /** Runs one command and returns the process exit code. */
 export async function runCli(args: string[]): Promise<number> {
@@ -64,9 +77,9 @@ export async function runCli(args: string[]): Promise<number> {
     if (command !== "migrate" && !admin) {
       throw new UsageError(`Unknown command "${command}"`);
     }
-    const config = loadConfig(readEnv());
-    await using container = createContainer(config, {
+    await using container = createContainer(await adminConfig(), {
       log: undefined,
+      secretKeyOptional: true,
     });
     const applied = await migrateToLatest(container.db);
     if (command === "migrate") {

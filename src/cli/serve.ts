@@ -5,7 +5,7 @@ import { createApp } from "../http/app.ts";
 import { serve, startBackground, waitForShutdownSignal } from "../lifecycle.ts";
 import { createLogger } from "../log.ts";
 import { startSimulator } from "../simulator/server.ts";
-import { prepareDev, writeDevCredentials } from "./dev.ts";
+import { devMetaAppSecret, prepareDev, writeDevCredentials } from "./dev.ts";
 
 /** `serve`: production mode with the configuration from the environment. */
 export async function serveCommand(_args: string[]): Promise<number> {
@@ -30,7 +30,7 @@ export async function serveCommand(_args: string[]): Promise<number> {
  */
 export async function devCommand(_args: string[]): Promise<number> {
   const env = readEnv();
-  const appSecret = env.META_APP_SECRET ?? "dev-app-secret";
+  const appSecret = await devMetaAppSecret(env);
   const simulator = await startSimulator({
     port: Number(env.SIMULATOR_PORT ?? 0),
     appSecret,

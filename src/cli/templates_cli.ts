@@ -21,6 +21,7 @@ import {
   optional,
   parseFlags,
   required,
+  requireIdOr,
   UsageError,
 } from "./args.ts";
 
@@ -93,8 +94,15 @@ export async function templatesCommand(
       `Created template ${template.name} (${template.language}, ${template.status}) ${template.id}`,
     );
   } else if (sub === "update") {
-    const f = parseFlags(rest, { id: "string", status: "string" });
-    const id = required(f, "id");
+    const f = parseFlags(rest, {
+      id: "string",
+      account: "string",
+      name: "string",
+      language: "string",
+      status: "string",
+    });
+    requireIdOr(f, ["account", "name"]);
+    const id = optional(f, "id") ?? await templateNamed(c, f);
     const template = await updateTemplateStatus(
       c,
       id,
@@ -108,6 +116,17 @@ export async function templatesCommand(
   } else {
     throw new UsageError("Usage: templates create|update");
   }
+}
+
+/** The account's template named `--name` (newest; in `--language` when given). */
+async function templateNamed(c: Container, f: Flags): Promise<string> {
+  const account = await requireAccount(c, required(f, "account"));
+  const template = await getTemplateByName(c, {
+    accountId: account.id,
+    name: required(f, "name"),
+    language: optional(f, "language"),
+  });
+  return template.id;
 }
 
 interface DemoTemplate {

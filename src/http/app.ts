@@ -26,6 +26,7 @@ import { webhookRoutes } from "./routes/webhooks.ts";
 import { eventRoutes } from "./routes/events.ts";
 import { metricsRoutes } from "./routes/metrics.ts";
 import { panelWebhookRoutes } from "./routes/panel_webhooks.ts";
+import { panelConversationRoutes } from "./routes/panel_conversations.ts";
 
 const JSON_CONTENT_TYPE_REGEXP = /^application\/(?:[\w.+-]+\+)?json\b/i;
 
@@ -121,6 +122,7 @@ export function createApp(
   const panel = new Hono<AppEnv>();
   guard(panel, container);
   panel.route("/", panelWebhookRoutes(container));
+  panel.route("/", panelConversationRoutes(container));
   app.route("/api/v1", panel);
   return app;
 }

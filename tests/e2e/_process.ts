@@ -189,6 +189,8 @@ export interface ServerOptions {
   dataDir?: string;
   /** @default 60_000 */
   readyTimeoutMs?: number;
+  /** HOST=127.0.0.1 is set unless this is true (then the program's own default applies). */
+  defaultHost?: boolean;
 }
 
 export interface ServerProcess extends AsyncDisposable {
@@ -220,7 +222,7 @@ export async function startServer(
   const dataDir = options.dataDir ??
     await Deno.makeTempDir({ prefix: "bm-e2e-" });
   const env: Record<string, string> = {
-    HOST: "127.0.0.1",
+    ...(options.defaultHost ? {} : { HOST: "127.0.0.1" }),
     ...options.env,
     PORT: String(port),
     DATA_DIR: dataDir,

@@ -10,6 +10,24 @@ import {
 
 const COMPONENTS = '[{"type":"BODY","text":"Hola {{1}}"}]';
 
+/** Channel +5491122334455 of account "acme". */
+const CREATE_CHANNEL = [
+  "channels",
+  "create",
+  "--account",
+  "acme",
+  "--phone",
+  "+5491122334455",
+  "--display-name",
+  "Acme",
+  "--upstream-phone-number-id",
+  "1065",
+  "--waba-id",
+  "1022",
+  "--access-token",
+  "token",
+];
+
 async function withDb(
   fn: (env: Record<string, string>, dir: string) => Promise<void>,
 ): Promise<void> {
@@ -31,6 +49,27 @@ function assertCleanError(r: { stderr: string; stdout: string }): void {
   const all = r.stdout + r.stderr;
   assert.doesNotMatch(all, /^\s+at /m, `stack trace printed:\n${all}`);
   assert.doesNotMatch(all, /Uncaught/, `uncaught error printed:\n${all}`);
+}
+
+interface Failure {
+  args: string[];
+  code?: number;
+  message: RegExp;
+}
+
+/** Each command fails (with `code` when given) and says `message`, without a stack trace. */
+async function assertFailures(
+  cases: Failure[],
+  env: Record<string, string>,
+): Promise<void> {
+  for (const c of cases) {
+    const r = await runCli(c.args, env);
+    const label = `main.ts ${c.args.join(" ")}`;
+    assert.notEqual(r.code, 0, `${label} succeeded`);
+    if (c.code !== undefined) assert.equal(r.code, c.code, label);
+    assert.match(r.stderr, c.message, `${label}:\n${r.stderr}`);
+    assertCleanError(r);
+  }
 }
 
 Deno.test("migrate applies the migrations once, then reports up to date", async () => {
@@ -195,7 +234,7 @@ Deno.test("bad CLI arguments exit non-zero with a clear message and no stack tra
       ["accounts", "create", "--name", "Acme", "--slug", "acme"],
       env,
     );
-    const cases: { args: string[]; code?: number; message: RegExp }[] = [
+    const cases: Failure[] = [
       {
         args: ["frobnicate"],
         code: 2,
@@ -254,27 +293,155 @@ Deno.test("bad CLI arguments exit non-zero with a clear message and no stack tra
         message: /--status must be connected or disconnected/,
       },
     ];
-    for (const c of cases) {
-      const r = await runCli(c.args, env);
-      const label = `main.ts ${c.args.join(" ")}`;
-      assert.notEqual(r.code, 0, `${label} succeeded`);
-      if (c.code !== undefined) assert.equal(r.code, c.code, label);
-      assert.match(r.stderr, c.message, `${label}:\n${r.stderr}`);
-      assertCleanError(r);
-    }
+    await assertFailures(cases, env);
   });
 });
 
-Deno.test("admin commands without SECRET_KEY exit non-zero and name the variable", async () => {
+Deno.test("without SECRET_KEY or DATA_DIR/secret.key only commands that store a secret fail, naming the variable", async () => {
   const dir = await Deno.makeTempDir({ prefix: "bm-e2e-cli-" });
   try {
-    const r = await runCli(["accounts", "list"], {
-      DATABASE_URL: `file:${dir}/app.db`,
-    });
+    const env = { DATA_DIR: dir, LOG_LEVEL: "warn" };
+    for (
+      const args of [
+        ["migrate"],
+        ["accounts", "create", "--name", "Acme", "--slug", "acme"],
+        ["keys", "create", "--account", "acme", "--scopes", "all"],
+        ["accounts", "list"],
+      ]
+    ) {
+      const ok = await runCli(args, env);
+      assert.equal(ok.code, 0, `${args.join(" ")}\n${ok.stderr}`);
+    }
+    const r = await runCli(CREATE_CHANNEL, env);
     assert.notEqual(r.code, 0);
-    assert.match(r.stderr, /SECRET_KEY/);
+    assert.match(r.stderr, /SECRET_KEY is not set/);
     assertCleanError(r);
+    const channels = await cliJson(
+      ["channels", "list", "--account", "acme"],
+      env,
+    );
+    assert.deepEqual(channels, [], "a channel was stored without its token");
   } finally {
     await Deno.remove(dir, { recursive: true });
   }
+});
+
+Deno.test("keys, channels and templates can be named instead of given by id", async () => {
+  await withDb(async (env) => {
+    await cliJson(
+      ["accounts", "create", "--name", "Acme", "--slug", "acme"],
+      env,
+    );
+    const key = (name: string) =>
+      cliJson([
+        "keys",
+        "create",
+        "--account",
+        "acme",
+        "--scopes",
+        "all",
+        "--name",
+        name,
+      ], env);
+    const [a, b, twin] = [await key("a"), await key("b"), await key("b")];
+    const revoked = await cliJson(
+      ["keys", "revoke", "--account", "acme", "--name", "a"],
+      env,
+    );
+    assert.deepEqual(revoked, { id: a.id, revoked: true });
+    const states = await cliJson(["keys", "list", "--account", "acme"], env);
+    assert.deepEqual(
+      states.map((k: { id: string; revokedAt: string | null }) => [
+        k.id,
+        k.revokedAt !== null,
+      ]),
+      [[a.id, true], [b.id, false], [twin.id, false]],
+    );
+    const cases: Failure[] = [
+      {
+        args: ["keys", "revoke", "--account", "acme", "--name", "a"],
+        message: /Cannot find an active key named "a" in account "acme"/,
+      },
+      {
+        args: ["keys", "revoke", "--account", "acme", "--name", "b"],
+        message:
+          /Cannot pick an active key named "b" in account "acme": 2 match; give --id/,
+      },
+      {
+        args: ["keys", "revoke", "--name", "b"],
+        message: /Give --id, or --account and --name/,
+      },
+      {
+        args: [
+          "channels",
+          "update",
+          "--account",
+          "acme",
+          "--channel",
+          "+5491100000000",
+          "--status",
+          "disconnected",
+        ],
+        message: /Cannot find a channel with phone number "\+5491100000000"/,
+      },
+      {
+        args: [
+          "templates",
+          "update",
+          "--account",
+          "acme",
+          "--name",
+          "nope",
+          "--status",
+          "paused",
+        ],
+        message: /Cannot find template "nope"/,
+      },
+    ];
+    await assertFailures(cases, env);
+    const channel = await cliJson(CREATE_CHANNEL, env);
+    const updated = await cliJson([
+      "channels",
+      "update",
+      "--account",
+      "acme",
+      "--channel",
+      "+54 9 11 2233-4455",
+      "--status",
+      "disconnected",
+    ], env);
+    assert.equal(updated.id, channel.id);
+    assert.equal(updated.status, "disconnected");
+    for (const language of ["es_AR", "en_US"]) {
+      await cliJson([
+        "templates",
+        "create",
+        "--account",
+        "acme",
+        "--name",
+        "order_update",
+        "--language",
+        language,
+        "--category",
+        "UTILITY",
+        "--status",
+        "approved",
+        "--components",
+        COMPONENTS,
+      ], env);
+    }
+    const paused = await cliJson([
+      "templates",
+      "update",
+      "--account",
+      "acme",
+      "--name",
+      "order_update",
+      "--language",
+      "es_AR",
+      "--status",
+      "paused",
+    ], env);
+    assert.deepEqual([paused.language, paused.status], ["es_AR", "paused"]);
+  });
 });

@@ -82,6 +82,8 @@ Deno.test("dev seeds a working demo account and keeps it across a restart", asyn
   try {
     let first: Credentials;
     let port: number;
+    const appSecret = () => Deno.readTextFile(`${dataDir}/meta-app-secret`);
+    let firstAppSecret: string;
     {
       await using server = await startServer({
         command: "dev",
@@ -90,6 +92,7 @@ Deno.test("dev seeds a working demo account and keeps it across a restart", asyn
       });
       port = server.port;
       first = await credentialsOf(server);
+      firstAppSecret = await appSecret();
       const call = (path: string) =>
         api(server.baseUrl, first.apiKey, "GET", path);
 
@@ -238,6 +241,7 @@ Deno.test("dev seeds a working demo account and keeps it across a restart", asyn
         assert.equal(second.accountId, first.accountId);
         assert.equal(second.channelId, first.channelId);
         assert.equal(second.apiKey, first.apiKey, "the saved key is reused");
+        assert.equal(await appSecret(), firstAppSecret, "app secret replaced");
         const old = await api(
           again.baseUrl,
           first.apiKey,
