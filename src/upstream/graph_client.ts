@@ -41,19 +41,22 @@ export function createGraphClient(options: GraphClientOptions): GraphApi {
     const signal = call.signal
       ? AbortSignal.any([timeout, call.signal])
       : timeout;
-    const headers: Record<string, string> = {
-      Authorization: `Bearer ${auth.accessToken}`,
-    };
-    if (call.body !== undefined) headers["Content-Type"] = "application/json";
+    let init: RequestInit;
     try {
-      return await doFetch(url, {
-        method: call.method,
-        headers,
-        body: call.body === undefined ? undefined : JSON.stringify(call.body),
-        signal,
-      });
+      init = buildRequest(url, auth, call);
     } catch (err) {
-      throw networkError(err, { timedOut: timeout.aborted, timeoutMs });
+      throw localError(err, `Cannot build ${call.subject} for the Graph API`);
+    }
+    try {
+      return await doFetch(url, { ...init, signal });
+    } catch (err) {
+      // fetch reports network failures as TypeError and aborts as DOMException;
+      // anything else (RangeError...) is a fault on this side, not the network's.
+      if (
+        timeout.aborted || err instanceof TypeError ||
+        err instanceof DOMException
+      ) throw networkError(err, { timedOut: timeout.aborted, timeoutMs });
+      throw localError(err, `Cannot send ${call.subject} to the Graph API`);
     }
   }
 
@@ -160,6 +163,26 @@ export function createGraphClient(options: GraphClientOptions): GraphApi {
   };
 }
 
+/**
+ * Everything that can fail on this side before a byte is sent: the body's
+ * JSON, the URL, the header values. Done apart from fetch so such a failure
+ * is never mistaken for an unreachable upstream.
+ */
+function buildRequest(
+  url: string,
+  auth: GraphAuth,
+  call: CallOptions,
+): RequestInit {
+  new URL(url);
+  const headers = new Headers({ Authorization: `Bearer ${auth.accessToken}` });
+  if (call.body !== undefined) headers.set("Content-Type", "application/json");
+  return {
+    method: call.method,
+    headers,
+    body: call.body === undefined ? undefined : JSON.stringify(call.body),
+  };
+}
+
 function messagesUrl(base: string, auth: GraphAuth): string {
   return `${base}/${encodeURIComponent(auth.phoneNumberId)}/messages`;
 }
@@ -237,6 +260,16 @@ function networkError(
   return new UpstreamError(message, {
     category: "network",
     retryable: true,
+    cause: err,
+  });
+}
+
+/** A failure on this side, not the network's: retrying cannot help. */
+function localError(err: unknown, what: string): UpstreamError {
+  const why = err instanceof Error ? err.message : String(err);
+  return new UpstreamError(`${what}: ${why}`, {
+    category: "local_error",
+    retryable: false,
     cause: err,
   });
 }

@@ -15,6 +15,7 @@ import {
   seedTenant,
   send,
 } from "./_routes.ts";
+import { JSON_BOUNDS_NOTE } from "../../src/domain/json_bounds.ts";
 
 const DOC_ID = "https://bm.test/openapi.json";
 const UUID_REGEXP =
@@ -117,6 +118,40 @@ Deno.test("Message content is typed per message type", async () => {
   const textContent = resolve(text.properties.content);
   assert.deepEqual(textContent.properties.text, { type: "string" });
   assert.deepEqual(textContent.required, ["text"]);
+});
+
+Deno.test("every free-form object in a request body documents its depth and size bounds", async () => {
+  await using h = await createHarness();
+  const { doc } = await documentOf(h);
+  const found: string[] = [];
+  const seen = new Set<Json>();
+  const walk = (node: Json, where: string) => {
+    if (typeof node !== "object" || node === null || seen.has(node)) return;
+    seen.add(node);
+    if (typeof node.$ref === "string") {
+      const name = node.$ref.replace("#/components/schemas/", "");
+      return walk(doc.components.schemas[name], name);
+    }
+    const free = node.additionalProperties;
+    if (typeof free === "object" && Object.keys(free).length === 0) {
+      found.push(where);
+      assert.match(
+        node.description ?? "",
+        new RegExp(JSON_BOUNDS_NOTE),
+        `${where} is free-form without its bounds`,
+      );
+    }
+    for (const [key, child] of Object.entries(node)) {
+      walk(child, `${where}.${key}`);
+    }
+  };
+  for (const [path, ops] of Object.entries<Json>(doc.paths)) {
+    for (const [method, op] of Object.entries<Json>(ops)) {
+      walk(op.requestBody, `${method.toUpperCase()} ${path}`);
+    }
+  }
+  // flow_action_payload.data and the template flow button's flow_action_data.
+  assert.ok(found.length >= 2, `free-form request fields: ${found}`);
 });
 
 routeTest(

@@ -6,6 +6,7 @@ import { deliverMessage } from "../../src/domain/messages/delivery_service.ts";
 import { processInboundPayload } from "../../src/domain/inbound/inbound_service.ts";
 import { RetryLater } from "../../src/errors.ts";
 import type { GraphApi } from "../../src/upstream/graph_api.ts";
+import { createGraphClient } from "../../src/upstream/graph_client.ts";
 
 async function queuedTemplate(h: Harness): Promise<string> {
   await createTemplate(h.container, {
@@ -62,6 +63,26 @@ Deno.test("a send that cannot even start fails the message on its last attempt i
   assert.equal(row.status, "failed");
   assert.equal(row.error_code, "SEND_FAILED");
   assert.doesNotMatch(String(row.error_message), /v1\.|decrypt|stack/i);
+});
+
+Deno.test("a send that fails on this side (not the network) fails the message on its first attempt", async () => {
+  await using h = await createHarness();
+  const id = await queuedTemplate(h);
+  const graph = createGraphClient({
+    baseUrl: "http://graph.test/v22.0",
+    fetch: () => Promise.reject(new RangeError("Invalid array length")),
+  });
+  await deliverMessage({ ...h.container, graph }, id, {
+    attempt: 1,
+    maxAttempts: 3,
+  });
+  const row = await statusOf(h, id);
+  assert.equal(row.status, "failed");
+  assert.equal(row.error_code, "local_error");
+  assert.match(
+    row.error_message ?? "",
+    /^Cannot send the message to the Graph API: Invalid array length/,
+  );
 });
 
 Deno.test("a send accepted upstream is recorded even if the first write fails, and is never sent twice", async () => {

@@ -139,3 +139,80 @@ Deno.test("sendMessage stops when the caller aborts, as a retryable network erro
   assert.equal(err.retryable, true);
   assert.equal(err.message, "Graph API call was aborted");
 });
+
+/** Values JSON.stringify throws on: TypeError (BigInt, cycle) and RangeError (as a stack overflow does). */
+function unserializable(): unknown[] {
+  const cycle: Record<string, unknown> = {};
+  cycle.self = cycle;
+  const overflow = {
+    toJSON() {
+      throw new RangeError("Maximum call stack size exceeded");
+    },
+  };
+  return [10n, cycle, overflow];
+}
+
+/** A client whose fetch only counts calls (a local error must come before any). */
+function countingClient() {
+  let calls = 0;
+  const client = createGraphClient({
+    baseUrl: "http://graph.test/v22.0",
+    fetch: () => {
+      calls++;
+      return Promise.resolve(Response.json({}));
+    },
+  });
+  return { client, calls: () => calls };
+}
+
+Deno.test("sendMessage reports a body it cannot serialize as a permanent local error, without calling fetch", async () => {
+  const { client, calls } = countingClient();
+  for (const bad of unserializable()) {
+    const err = await rejection(client.sendMessage(AUTH, {
+      to: TO,
+      type: "interactive",
+      interactive: { data: bad },
+    }));
+    assert.equal(err.category, "local_error");
+    assert.equal(err.retryable, false);
+    assert.equal(err.code, "UPSTREAM_ERROR");
+    assert.match(err.message, /^Cannot build the message for the Graph API: /);
+    assert.doesNotMatch(err.message, /Cannot reach/);
+  }
+  assert.equal(calls(), 0);
+});
+
+Deno.test("an exception fetch throws is a network error only when it is fetch's network TypeError", async () => {
+  const cases: [Error, string, boolean][] = [
+    [
+      new TypeError("error sending request: Connection refused (os error 111)"),
+      "network",
+      true,
+    ],
+    [new RangeError("Invalid array length"), "local_error", false],
+    [new Error("a bug in a fetch wrapper"), "local_error", false],
+  ];
+  for (const [thrown, category, retryable] of cases) {
+    const client = createGraphClient({
+      baseUrl: "http://graph.test/v22.0",
+      fetch: () => Promise.reject(thrown),
+    });
+    const err = await rejection(
+      client.sendMessage(AUTH, { to: TO, type: "text", text: { body: "x" } }),
+    );
+    assert.equal(err.category, category, thrown.message);
+    assert.equal(err.retryable, retryable, thrown.message);
+  }
+});
+
+Deno.test("an access token that cannot be a header value is a permanent local error", async () => {
+  const { client, calls } = countingClient();
+  const err = await rejection(client.markRead(
+    { ...AUTH, accessToken: "tok\nInjected: yes" },
+    "wamid.X",
+  ));
+  assert.equal(err.category, "local_error");
+  assert.equal(err.retryable, false);
+  assert.match(err.message, /^Cannot build the read receipt for the Graph API/);
+  assert.equal(calls(), 0);
+});

@@ -22,19 +22,49 @@ export async function requestHash(
   return await sha256Hex(`${route}\n${canonicalJson(body)}`);
 }
 
-function canonicalJson(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(",")}]`;
-  if (value && typeof value === "object") {
-    const entries = Object.entries(value as Record<string, unknown>)
-      .filter(([, v]) => v !== undefined)
-      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-    return `{${
-      entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(
-        ",",
-      )
-    }}`;
+type Piece = { text: string } | { value: unknown };
+
+/**
+ * JSON with sorted keys, written with an explicit stack instead of recursion:
+ * it hashes bodies before their fields are validated (batch items), so any
+ * nesting the JSON parser accepted must not overflow the call stack here.
+ */
+export function canonicalJson(root: unknown): string {
+  const out: string[] = [];
+  const stack: Piece[] = [{ value: root }];
+  while (stack.length > 0) {
+    const piece = stack.pop()!;
+    if ("text" in piece) {
+      out.push(piece.text);
+      continue;
+    }
+    const value = piece.value;
+    if (typeof value !== "object" || value === null) {
+      out.push(JSON.stringify(value ?? null));
+      continue;
+    }
+    const pieces: Piece[] = [];
+    if (Array.isArray(value)) {
+      pieces.push({ text: "[" });
+      value.forEach((v, i) => {
+        if (i > 0) pieces.push({ text: "," });
+        pieces.push({ value: v });
+      });
+      pieces.push({ text: "]" });
+    } else {
+      const entries = Object.entries(value as Record<string, unknown>)
+        .filter(([, v]) => v !== undefined)
+        .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+      pieces.push({ text: "{" });
+      entries.forEach(([k, v], i) => {
+        pieces.push({ text: `${i > 0 ? "," : ""}${JSON.stringify(k)}:` });
+        pieces.push({ value: v });
+      });
+      pieces.push({ text: "}" });
+    }
+    for (let i = pieces.length - 1; i >= 0; i--) stack.push(pieces[i]!);
   }
-  return JSON.stringify(value ?? null);
+  return out.join("");
 }
 
 /**

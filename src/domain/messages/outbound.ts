@@ -59,8 +59,9 @@ export function parseSendMessage(
       ok: false,
       problem: {
         code: "INVALID_MESSAGE_TYPE",
+        // Only a string is echoed: any other value may be arbitrarily deep or large.
         message: `Unsupported message type ${
-          JSON.stringify(type)
+          typeof type === "string" ? JSON.stringify(type) : `(a ${typeof type})`
         }: use one of ${SEND_TYPES.join(", ")}`,
       },
     };

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { isUuid } from "../../ids.ts";
+import { freeJsonObject } from "../json_bounds.ts";
 
 /** Types POST /messages accepts (the spec's seven plus reaction, DESIGN §3). */
 export const SEND_TYPES = [
@@ -88,7 +89,7 @@ const TemplateParameter = z.discriminatedUnion("type", [
     type: z.literal("action"),
     action: z.strictObject({
       flow_token: z.string().max(1024).optional(),
-      flow_action_data: z.record(z.string(), z.unknown()).optional(),
+      flow_action_data: freeJsonObject().optional(),
     }),
   }),
 ]);
@@ -205,7 +206,7 @@ const FlowInteractive = z.strictObject({
       flow_action: z.enum(["navigate", "data_exchange"]).optional(),
       flow_action_payload: z.strictObject({
         screen: z.string().min(1).max(200),
-        data: z.record(z.string(), z.unknown()).optional(),
+        data: freeJsonObject().optional(),
       }).optional(),
     }).refine(
       (p) => (p.flow_id === undefined) !== (p.flow_name === undefined),

@@ -10,6 +10,7 @@ import {
   MAX_TAG_LENGTH,
   MAX_TAGS,
 } from "../../domain/contacts/contact.ts";
+import { checkJsonBounds, JSON_BOUNDS_NOTE } from "../../domain/json_bounds.ts";
 import { PageQuery } from "../openapi.ts";
 
 const CustomFieldValue = z.union([
@@ -68,7 +69,9 @@ function customFields(description: string) {
     CustomFieldValue,
   ).refine((o) => Object.keys(o).length <= MAX_CUSTOM_FIELDS, {
     message: `must have at most ${MAX_CUSTOM_FIELDS} keys`,
-  }).openapi({ description });
+  }).superRefine(checkJsonBounds).openapi({
+    description: `${description}. ${JSON_BOUNDS_NOTE}`,
+  });
 }
 
 export const CreateContactBody = z.strictObject({
