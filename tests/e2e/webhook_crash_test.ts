@@ -199,7 +199,12 @@ Deno.test("webhook crash: kill -9 under inbound messages and status callbacks lo
       server = await server.restart();
       kills.push({ at, back: Date.now(), open });
     }
+    // Write on until the run holds enough events, however slow the machine.
     await sleep(2_000);
+    await waitFor(() => recorder.arrivals.size >= 2 * 350, {
+      timeoutMs: 60_000,
+      what: "350 events delivered to both subscriptions",
+    });
     done = true;
     await Promise.all(writers);
 
