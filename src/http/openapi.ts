@@ -57,6 +57,13 @@ export function newRouter(): OpenAPIHono<AppEnv> {
 /** The query of a route that takes none: any parameter is unknown (400). */
 export const NoQuery = z.strictObject({});
 
+/** NoQuery for plain Hono routes outside the document (the panel aliases). */
+export const refuseQuery: MiddlewareHandler = async (c, next) => {
+  const parsed = NoQuery.safeParse(c.req.query());
+  if (!parsed.success) throw validationError("query", parsed.error.issues);
+  await next();
+};
+
 /**
  * A route that needs `scope`; the scope also appears in the OpenAPI
  * document. A route without a query schema gets NoQuery, so every route

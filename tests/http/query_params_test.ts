@@ -42,3 +42,33 @@ routeTest(
   },
   { engines: ["sqlite"] },
 );
+
+routeTest(
+  "the panel's webhook routes refuse an unknown query parameter the same way",
+  async (h) => {
+    const fx = await seedTenant(h, h.tenant, { label: "p" });
+    const base = "/api/v1/webhook-subscriptions";
+    const cases: [string, string, unknown][] = [
+      ["GET", base, undefined],
+      ["GET", `${base}/${fx.webhookId}`, undefined],
+      ["POST", base, {
+        url: "http://127.0.0.1:9/panel",
+        events: ["contact.created"],
+      }],
+      ["PATCH", `${base}/${fx.webhookId}`, { description: "renamed" }],
+    ];
+    for (const [method, url, body] of cases) {
+      const valid = await send(h, { method, url, body }, fx.tenant.key);
+      assert.ok(valid.status < 300, `${method} ${url} ${valid.status}`);
+      const res = await send(
+        h,
+        { method, url: `${url}?${UNKNOWN}=1`, body },
+        fx.tenant.key,
+      );
+      assert.equal(res.status, 400, `${method} ${url}`);
+      assert.equal(res.body.error.code, "VALIDATION_ERROR");
+      assert.equal(res.body.error.message, REFUSAL, `${method} ${url}`);
+    }
+  },
+  { engines: ["sqlite"] },
+);
