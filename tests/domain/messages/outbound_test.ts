@@ -56,26 +56,26 @@ Deno.test("a reaction's emoji is one emoji or empty", () => {
   }
 });
 
-Deno.test("template send components take their type in any case", () => {
-  const parsed = parseSendMessage({
+function templateWith(components: unknown[]) {
+  return parseSendMessage({
     phoneNumberId: CHANNEL,
     to: "+5491122334455",
     type: "template",
-    template: {
-      name: "greeting",
-      language: { code: "es_AR" },
-      components: [
-        { type: "HEADER", parameters: [{ type: "text", text: "Hi" }] },
-        { type: "Body", parameters: [{ type: "text", text: "Ana" }] },
-        {
-          type: "BUTTON",
-          sub_type: "quick_reply",
-          index: 0,
-          parameters: [{ type: "payload", payload: "yes" }],
-        },
-      ],
-    },
+    template: { name: "greeting", language: { code: "es_AR" }, components },
   });
+}
+
+Deno.test("template send components take their type in any case", () => {
+  const parsed = templateWith([
+    { type: "HEADER", parameters: [{ type: "text", text: "Hi" }] },
+    { type: "Body", parameters: [{ type: "text", text: "Ana" }] },
+    {
+      type: "BUTTON",
+      sub_type: "quick_reply",
+      index: 0,
+      parameters: [{ type: "payload", payload: "yes" }],
+    },
+  ]);
   assert.ok(parsed.ok, JSON.stringify(parsed));
   const value = parsed.value as {
     template: { components: { type: string }[] };
@@ -85,16 +85,7 @@ Deno.test("template send components take their type in any case", () => {
     "body",
     "button",
   ]);
-  const wrong = parseSendMessage({
-    phoneNumberId: CHANNEL,
-    to: "+5491122334455",
-    type: "template",
-    template: {
-      name: "greeting",
-      language: { code: "es_AR" },
-      components: [{ type: "FOOTER", parameters: [] }],
-    },
-  });
+  const wrong = templateWith([{ type: "FOOTER", parameters: [] }]);
   assert.ok(!wrong.ok);
   assert.match(wrong.problem.message, /"template\.components\.0\.type"/);
 });
