@@ -10,7 +10,7 @@ import type { Scope } from "../domain/accounts/scopes.ts";
 import type { AppEnv } from "./env.ts";
 import { requireScope } from "./auth.ts";
 
-interface ZodIssueLike {
+export interface ZodIssueLike {
   path: PropertyKey[];
   message: string;
   code?: string;
@@ -54,15 +54,35 @@ export function newRouter(): OpenAPIHono<AppEnv> {
   });
 }
 
-/** A route that needs `scope`; the scope also appears in the OpenAPI document. */
+/** The query of a route that takes none: any parameter is unknown (400). */
+export const NoQuery = z.strictObject({});
+
+/** NoQuery for plain Hono routes outside the document (the panel aliases). */
+export const refuseQuery: MiddlewareHandler = async (c, next) => {
+  const parsed = NoQuery.safeParse(c.req.query());
+  if (!parsed.success) throw validationError("query", parsed.error.issues);
+  await next();
+};
+
+/**
+ * A route that needs `scope`; the scope also appears in the OpenAPI
+ * document. A route without a query schema gets NoQuery, so every route
+ * refuses unknown query parameters the same way.
+ */
 export function defineRoute<
   const R extends Omit<RouteConfig, "security" | "middleware">,
 >(scope: Scope, config: R) {
-  return createRoute({
+  const route = createRoute({
     ...config,
     security: [{ bearerAuth: [scope] }],
     middleware: [requireScope(scope)] as MiddlewareHandler[],
   });
+  // Set after typing: handlers of routes without a query keep their types.
+  (route as { request?: object }).request = {
+    query: NoQuery,
+    ...(config.request as object | undefined),
+  };
+  return route;
 }
 
 export const RequestMeta = z.object({ requestId: z.string() });

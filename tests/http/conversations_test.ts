@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import { engineTest } from "../_harness.ts";
+import { createAgent } from "../../src/domain/accounts/account_service.ts";
 import {
   ids,
   insertConversation,
@@ -137,7 +138,12 @@ engineTest(
     const { conversationId } = await insertThread(h, {
       phoneNumber: "+5491122334455",
     });
-    const agentId = crypto.randomUUID();
+    const { agent } = await createAgent(h.container, {
+      accountId: h.tenant.account.id,
+      name: "Agent",
+      visibility: "all",
+    });
+    const agentId = agent.id;
     const res = await h.request(
       "PATCH",
       `${API}/conversations/${conversationId}`,

@@ -182,3 +182,15 @@ export async function touchLastUsed(
       ])
     ).execute();
 }
+
+/** An agent of the account whose token is not revoked; another account's agent is not found. */
+export async function findActiveAgent(
+  db: Executor,
+  accountId: string,
+  id: string,
+): Promise<Agent | undefined> {
+  const r = await db.selectFrom("agents").selectAll()
+    .where("id", "=", id).where("account_id", "=", accountId)
+    .where("revoked_at", "is", null).executeTakeFirst();
+  return r ? toAgent(r) : undefined;
+}

@@ -4,7 +4,7 @@ import { AppError } from "../../errors.ts";
 import { toDbTime } from "../../db/time.ts";
 import { type CursorPage, decodeCursor, toCursorPage } from "../pagination.ts";
 import { phoneVariants } from "../phones/phone.ts";
-import { findAccountById } from "../accounts/account_repo.ts";
+import { findAccountById, findActiveAgent } from "../accounts/account_repo.ts";
 import { findChannelsByPhone } from "../channels/channel_repo.ts";
 import { type MessageView, toMessageView } from "../messages/message.ts";
 import * as messages from "../messages/message_read_repo.ts";
@@ -76,19 +76,30 @@ export async function getConversation(
   return found;
 }
 
-async function variantsOf(
+/** Every spelling of `phone` in the account's country; empty when it is not a number. */
+async function readPhone(
   deps: { db: Db },
   accountId: string,
   phone: string,
 ): Promise<string[]> {
   const account = await findAccountById(deps.db, accountId);
-  const variants = phoneVariants(phone, account?.defaultCountry ?? "AR");
-  if (variants.length === 0) {
-    throw new AppError(
-      "INVALID_PHONE",
-      `Cannot read phone number "${phone}": it is not a phone number`,
-    );
-  }
+  return phoneVariants(phone, account?.defaultCountry ?? "AR");
+}
+
+function invalidPhone(phone: string): AppError {
+  return new AppError(
+    "INVALID_PHONE",
+    `Cannot read phone number "${phone}": it is not a phone number`,
+  );
+}
+
+async function variantsOf(
+  deps: { db: Db },
+  accountId: string,
+  phone: string,
+): Promise<string[]> {
+  const variants = await readPhone(deps, accountId, phone);
+  if (variants.length === 0) throw invalidPhone(phone);
   return variants;
 }
 
@@ -130,26 +141,26 @@ export interface ResolveResult {
 
 /**
  * Finds the conversations of contacts matching any given identifier; the
- * best is the most recent, preferring the given line or channel.
+ * best is the most recent, preferring the given line or channel. An
+ * unusable identifier (a phone that is not a number, an empty e-mail or
+ * user name) is left out while another one is usable.
  */
 export async function resolveConversation(
   deps: { db: Db },
   input: ResolveInput,
 ): Promise<ResolveResult> {
   const { viewer } = input;
-  const instagram = input.instagram === undefined
-    ? undefined
-    : normalizeInstagram(input.instagram);
-  const email = input.email?.trim();
-  if (!input.phone && !email && !instagram) {
+  const instagram = normalizeInstagram(input.instagram ?? "") || undefined;
+  const email = input.email?.trim() || undefined;
+  const phone = input.phone?.trim() || undefined;
+  const phones = phone ? await readPhone(deps, viewer.accountId, phone) : [];
+  if (phones.length === 0 && !email && !instagram) {
+    if (phone) throw invalidPhone(phone);
     throw new AppError(
       "VALIDATION_ERROR",
       'Cannot resolve conversation: give at least one of "phone", "email" or "instagram"',
     );
   }
-  const phones = input.phone
-    ? await variantsOf(deps, viewer.accountId, input.phone)
-    : undefined;
   const preferred = input.channel ? [input.channel] : [];
   if (input.line) {
     for (const number of await variantsOf(deps, viewer.accountId, input.line)) {
@@ -163,7 +174,7 @@ export async function resolveConversation(
   }
   const found = await repo.findMatchingConversations(deps.db, {
     viewer,
-    ...(phones && { phones }),
+    ...(phones.length > 0 && { phones }),
     ...(email && { email }),
     ...(instagram && { instagram }),
     preferredChannelIds: preferred,
@@ -176,7 +187,10 @@ export async function resolveConversation(
   };
 }
 
-/** Changes status and/or assignee; returns the updated conversation. */
+/**
+ * Changes status and/or assignee (an agent of the account, else
+ * INVALID_AGENT); returns the updated conversation.
+ */
 export async function updateConversation(
   deps: Deps,
   input: {
@@ -187,6 +201,16 @@ export async function updateConversation(
   },
 ): Promise<Conversation> {
   await getConversation(deps, input);
+  const agentId = input.assignedTo;
+  if (
+    agentId &&
+    !(await findActiveAgent(deps.db, input.viewer.accountId, agentId))
+  ) {
+    throw new AppError(
+      "INVALID_AGENT",
+      `Cannot assign conversation "${input.id}": "${agentId}" is not an agent of this account`,
+    );
+  }
   await repo.updateConversation(deps.db, input.id, {
     updated_at: toDbTime(deps.clock.now()),
     ...(input.status !== undefined && { status: input.status }),

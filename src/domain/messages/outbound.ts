@@ -1,3 +1,4 @@
+import { isUuid } from "../../ids.ts";
 import {
   SEND_TYPES,
   SendMessageBody,
@@ -7,6 +8,7 @@ import {
 
 export type SendProblemCode =
   | "MISSING_REQUIRED_FIELD"
+  | "INVALID_CHANNEL"
   | "INVALID_MESSAGE_TYPE"
   | "VALIDATION_ERROR";
 
@@ -31,13 +33,31 @@ function missing(field: string, why = ""): ParseResult {
 }
 
 /**
+ * A channel id that is not a UUID is INVALID_CHANNEL, not a shape error: the
+ * likely mistake is the upstream phone number id, and the message says so.
+ */
+function notAChannelId(field: string, value: unknown): ParseResult {
+  return {
+    ok: false,
+    problem: {
+      code: "INVALID_CHANNEL",
+      message: `Invalid field "${field}": ${
+        JSON.stringify(value)
+      } is not a channel id; use the channel "id" (a UUID) from GET /channels, not the upstream phone number id`,
+    },
+  };
+}
+
+const isChannelId = (v: unknown) => typeof v === "string" && isUuid(v);
+
+/**
  * Validates one message (POST /messages body or batch item) and names the
  * problem with the spec's codes: a missing field, an unsupported type, or
  * any other invalid value.
  */
 export function parseSendMessage(
   raw: unknown,
-  options: { defaultPhoneNumberId?: string | undefined } = {},
+  options: { defaultPhoneNumberId?: string | number | undefined } = {},
 ): ParseResult {
   if (typeof raw !== "object" || raw === null || Array.isArray(raw)) {
     return {
@@ -71,8 +91,14 @@ export function parseSendMessage(
   }
   if (input.to === undefined || input.to === null) return missing("to");
   if (input.phoneNumberId === undefined || input.phoneNumberId === null) {
-    if (!options.defaultPhoneNumberId) return missing("phoneNumberId");
-    input.phoneNumberId = options.defaultPhoneNumberId;
+    const fallback = options.defaultPhoneNumberId;
+    if (fallback === undefined) return missing("phoneNumberId");
+    if (!isChannelId(fallback)) {
+      return notAChannelId("defaultPhoneNumberId", fallback);
+    }
+    input.phoneNumberId = fallback;
+  } else if (!isChannelId(input.phoneNumberId)) {
+    return notAChannelId("phoneNumberId", input.phoneNumberId);
   }
   const result = SendMessageBody.safeParse(input);
   if (result.success) return { ok: true, value: result.data };

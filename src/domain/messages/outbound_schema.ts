@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { isUuid } from "../../ids.ts";
 import { freeJsonObject } from "../json_bounds.ts";
+import { isOneEmoji } from "./emoji.ts";
 
 /** Types POST /messages accepts (the spec's seven plus reaction, DESIGN §3). */
 export const SEND_TYPES = [
@@ -105,7 +106,8 @@ export const TemplateContent = z.strictObject({
     policy: z.literal("deterministic").optional(),
   }),
   components: z.array(z.strictObject({
-    type: z.enum(["header", "body", "button"]),
+    // Any case: GET /templates shows components as HEADER, BODY, BUTTONS.
+    type: z.string().toLowerCase().pipe(z.enum(["header", "body", "button"])),
     sub_type: z.enum(["quick_reply", "url", "copy_code", "flow"]).optional(),
     index: z.union([z.string().regex(/^\d$/), z.number().int().min(0).max(9)])
       .optional(),
@@ -233,7 +235,7 @@ export const InteractiveContent = z.discriminatedUnion("type", [
 
 export const ReactionContent = z.strictObject({
   message_id: z.string().min(1).max(128),
-  emoji: z.string().max(16).refine((e) => e === "" || [...e].length <= 8, {
+  emoji: z.string().max(64).refine((e) => e === "" || isOneEmoji(e), {
     message: "must be one emoji, or empty to remove the reaction",
   }),
 });

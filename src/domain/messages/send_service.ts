@@ -347,7 +347,7 @@ export async function acceptBatch(
   accountId: string,
   input: {
     messages: unknown[];
-    defaultPhoneNumberId?: string | undefined;
+    defaultPhoneNumberId?: string | number | undefined;
     respectOptOut?: boolean | undefined;
   },
 ): Promise<BatchResult> {

@@ -50,10 +50,35 @@ export function phoneVariants(input: string, defaultCountry: string): string[] {
     );
     if (national?.isPossible()) add(national.number);
   }
+  if (found.length === 0) add(withoutMobileNine(text, defaultCountry));
   for (const e164 of [...found]) {
     for (const v of argentineVariants(e164)) add(v);
   }
   return found;
+}
+
+/**
+ * `+54 9 11 15 2233 4455` carries both the mobile `9` and the old `15`.
+ * libphonenumber drops a `15` after the area code (its Argentine metadata
+ * knows the 2 to 4 digit area codes) and puts the `9` back, but only when
+ * no `9` comes before the area code; so read the number again without it.
+ * Kept only when that reading is a mobile (+549...): a `15` was dropped.
+ */
+function withoutMobileNine(
+  text: string,
+  defaultCountry: string,
+): string | undefined {
+  const digits = text.replace(/^\+/, "");
+  const parsed = digits.startsWith("549")
+    ? parsePhoneNumberFromString(`+54${digits.slice(3)}`)
+    : !text.startsWith("+") && defaultCountry.toUpperCase() === "AR" &&
+        digits.startsWith("9")
+    ? parsePhoneNumberFromString(digits.slice(1), "AR")
+    : undefined;
+  if (!parsed?.isPossible() || !parsed.number.startsWith("+549")) {
+    return undefined;
+  }
+  return parsed.number;
 }
 
 /** `+54 9 AREA NUMBER` (mobile) and `+54 AREA NUMBER` are the same WhatsApp user. */

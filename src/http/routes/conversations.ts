@@ -13,6 +13,7 @@ import {
   jsonBody,
   newRouter,
   NOT_FOUND_ERROR,
+  UNPROCESSABLE_ERROR,
 } from "../openapi.ts";
 import { ok } from "../respond.ts";
 import {
@@ -98,6 +99,7 @@ const updateRoute = defineRoute("conversations:write", {
     200: envelope(ConversationSchema, "The updated conversation"),
     ...COMMON_ERRORS,
     ...NOT_FOUND_ERROR,
+    ...UNPROCESSABLE_ERROR,
   },
 });
 

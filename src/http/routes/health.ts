@@ -1,5 +1,6 @@
 import { Hono } from "hono";
 import type { Container } from "../../container.ts";
+import { AppError } from "../../errors.ts";
 import { checkReadiness } from "../../domain/system/readiness_service.ts";
 import type { AppEnv } from "../env.ts";
 
@@ -10,7 +11,11 @@ export function healthRoutes(container: Container): Hono<AppEnv> {
   app.get("/readyz", async (c) => {
     const result = await checkReadiness(container);
     if (result.ready) return c.json({ status: "ready" });
-    return c.json({ status: "unavailable", reason: result.reason }, 503);
+    // The one onError renders it: the error envelope, 503.
+    throw new AppError(
+      "SERVICE_UNAVAILABLE",
+      `Service is not ready: ${result.reason}`,
+    );
   });
   return app;
 }

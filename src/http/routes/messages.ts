@@ -21,6 +21,8 @@ import {
   newRouter,
   NOT_FOUND_ERROR,
   UNPROCESSABLE_ERROR,
+  validationError,
+  type ZodIssueLike,
 } from "../openapi.ts";
 import { ok } from "../respond.ts";
 import { MessageSchema } from "../schemas/message_schemas.ts";
@@ -125,8 +127,18 @@ export function messageRoutes(container: Container): OpenAPIHono<AppEnv> {
       return ok(c, result.data, { status: result.status as 201 });
     },
     // Typed as never: it returns nothing on success and throws otherwise.
-    (async (result: { success: boolean }, c: Context<AppEnv>) => {
+    (async (
+      result: {
+        success: boolean;
+        target?: string;
+        error?: { issues: ZodIssueLike[] };
+      },
+      c: Context<AppEnv>,
+    ) => {
       if (result.success) return;
+      if (result.target !== "json") {
+        throw validationError(result.target ?? "", result.error?.issues ?? []);
+      }
       // Re-read the body to name the problem with the spec's codes.
       const raw = await c.req.json().catch(() => undefined);
       const parsed = parseSendMessage(raw);

@@ -14,7 +14,7 @@ import {
 import { AppError } from "../../errors.ts";
 import { requireScope } from "../auth.ts";
 import type { AppEnv } from "../env.ts";
-import { IdParam, validationError } from "../openapi.ts";
+import { IdParam, refuseQuery, validationError } from "../openapi.ts";
 import {
   CreateWebhookBody,
   toWebhookResponse,
@@ -49,18 +49,23 @@ function idOf(c: Context<AppEnv>): string {
 export function panelWebhookRoutes(container: Container): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
   const path = "/webhook-subscriptions";
-  app.get(path, requireScope("webhooks:read"), async (c) => {
+  app.get(path, requireScope("webhooks:read"), refuseQuery, async (c) => {
     const hooks = await listWebhooks(container, c.get("principal").accountId);
     return c.json({ data: hooks.map(toWebhookResponse) });
   });
-  app.get(`${path}/:id`, requireScope("webhooks:read"), async (c) => {
-    const hook = await getWebhook(container, {
-      accountId: c.get("principal").accountId,
-      id: idOf(c),
-    });
-    return c.json({ data: toWebhookResponse(hook) });
-  });
-  app.post(path, requireScope("webhooks:write"), async (c) => {
+  app.get(
+    `${path}/:id`,
+    requireScope("webhooks:read"),
+    refuseQuery,
+    async (c) => {
+      const hook = await getWebhook(container, {
+        accountId: c.get("principal").accountId,
+        id: idOf(c),
+      });
+      return c.json({ data: toWebhookResponse(hook) });
+    },
+  );
+  app.post(path, requireScope("webhooks:write"), refuseQuery, async (c) => {
     const { webhook, secret } = await createWebhook(
       container,
       c.get("principal").accountId,
@@ -68,13 +73,18 @@ export function panelWebhookRoutes(container: Container): Hono<AppEnv> {
     );
     return c.json({ data: { ...toWebhookResponse(webhook), secret } }, 201);
   });
-  app.patch(`${path}/:id`, requireScope("webhooks:write"), async (c) => {
-    const id = idOf(c);
-    const hook = await updateWebhook(container, {
-      accountId: c.get("principal").accountId,
-      id,
-    }, await body(c, UpdateWebhookBody));
-    return c.json({ data: toWebhookResponse(hook) });
-  });
+  app.patch(
+    `${path}/:id`,
+    requireScope("webhooks:write"),
+    refuseQuery,
+    async (c) => {
+      const id = idOf(c);
+      const hook = await updateWebhook(container, {
+        accountId: c.get("principal").accountId,
+        id,
+      }, await body(c, UpdateWebhookBody));
+      return c.json({ data: toWebhookResponse(hook) });
+    },
+  );
   return app;
 }

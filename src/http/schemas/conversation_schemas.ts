@@ -84,15 +84,17 @@ export const PhoneParam = z.object({
 });
 
 const text = (max: number) => z.string().trim().min(1).max(max);
+// An identifier may be empty (a form left blank): resolve matches on the others.
+const identifier = (max: number) => z.string().trim().max(max);
 
 export const ResolveQuery = z.strictObject({
-  phone: text(64).optional().openapi({
+  phone: identifier(64).optional().openapi({
     description: "Contact phone, normalised like by-phone",
   }),
-  email: text(320).optional().openapi({
+  email: identifier(320).optional().openapi({
     description: "Contact e-mail, case-insensitive",
   }),
-  instagram: text(100).optional().openapi({
+  instagram: identifier(100).optional().openapi({
     description:
       "Instagram user name in the contact's customFields.instagram; case-insensitive, `@` optional",
   }),
@@ -121,7 +123,10 @@ export const ResolveResultSchema = z.object({
 export const UpdateConversationBody = z.strictObject({
   status: ConversationStatusSchema.optional(),
   assignedTo: z.uuid({ message: "must be a UUID or null" }).nullable()
-    .optional().openapi({ description: "Agent id, or null to unassign" }),
+    .optional().openapi({
+      description:
+        "Id of an agent of the account (else 422 INVALID_AGENT), or null to unassign",
+    }),
 }).refine((b) => b.status !== undefined || b.assignedTo !== undefined, {
   message: 'give at least one of "status" or "assignedTo"',
 });

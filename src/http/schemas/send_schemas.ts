@@ -1,6 +1,5 @@
 import { z } from "@hono/zod-openapi";
 import { SendMessageBody } from "../../domain/messages/outbound_schema.ts";
-import { isUuid } from "../../ids.ts";
 
 export const SendMessageRequest = SendMessageBody.openapi("SendMessageRequest");
 
@@ -21,8 +20,13 @@ export const BatchRequest = z.strictObject({
     description:
       "1 to 100 items, each shaped like the POST /messages body with phoneNumberId optional",
   }),
-  defaultPhoneNumberId: z.string().refine(isUuid, { message: "must be a UUID" })
-    .optional(),
+  // Checked per item: a value that is not a channel id fails only the items
+  // that fall back on it (INVALID_CHANNEL), never the whole batch.
+  defaultPhoneNumberId: z.union([z.string().max(256), z.number()]).optional()
+    .openapi({
+      description:
+        "Channel id (UUID) for items without their own phoneNumberId",
+    }),
   respectOptOut: z.boolean().optional(),
 }).openapi("BatchRequest");
 

@@ -4,7 +4,6 @@ import {
   type Template,
   TEMPLATE_CATEGORIES,
   TEMPLATE_LANGUAGE_REGEXP,
-  TEMPLATE_NAME_REGEXP,
   TEMPLATE_STATUSES,
   templateView,
 } from "../../domain/templates/template.ts";
@@ -46,10 +45,10 @@ export const TemplateListQuery = PageQuery.extend({
   status: z.enum(TEMPLATE_STATUSES).optional(),
 });
 
+// Any spelling: a name no template has (upper case, spaces, too long) is
+// simply not found (404), like any other unknown name.
 export const TemplateNameParam = z.object({
-  name: z.string().regex(TEMPLATE_NAME_REGEXP, {
-    message: "must be 1 to 512 lowercase letters, digits and underscores",
-  }).openapi({ param: { name: "name", in: "path" } }),
+  name: z.string().min(1).openapi({ param: { name: "name", in: "path" } }),
 });
 
 export const TemplateByNameQuery = z.strictObject({
