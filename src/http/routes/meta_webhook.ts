@@ -1,4 +1,4 @@
-import { Hono } from "hono";
+import { type Context, Hono } from "hono";
 import type { Container } from "../../container.ts";
 import {
   acceptMetaWebhook,
@@ -7,7 +7,12 @@ import {
 import { AppError } from "../../errors.ts";
 import { MetaSignatureCheck } from "../../upstream/meta_signature.ts";
 import type { AppEnv } from "../env.ts";
-import { MAX_WEBHOOK_BYTES, senderKey, WebhookGate } from "../webhook_gate.ts";
+import {
+  type GateTicket,
+  MAX_WEBHOOK_BYTES,
+  senderKey,
+  WebhookGate,
+} from "../webhook_gate.ts";
 
 /** Upstream callbacks: the verification handshake and signed event deliveries. */
 export function metaWebhookRoutes(container: Container): Hono<AppEnv> {
@@ -22,25 +27,18 @@ export function metaWebhookRoutes(container: Container): Hono<AppEnv> {
     return c.text(challenge, 200);
   });
   app.post("/meta/webhook", async (c) => {
-    const secret = container.config.metaAppSecret;
-    if (!secret) {
-      container.log.error(
-        "META_APP_SECRET is not set: refusing upstream webhooks",
-      );
-      throw new AppError(
-        "UNAUTHORIZED",
-        "Webhook signature cannot be verified",
-      );
-    }
     const check = new MetaSignatureCheck(
-      secret,
+      container.config.metaAppSecret,
       c.req.header("x-hub-signature-256") ?? null,
     );
-    if (!check.plausible) throw badSignature();
-    const length = Number(c.req.header("content-length") ?? "0");
-    if (length > MAX_WEBHOOK_BYTES) throw tooLarge();
-    const info = c.env as { remoteAddr?: { hostname?: string } } | undefined;
-    const ticket = gate.enter(senderKey(info?.remoteAddr?.hostname));
+    let ticket: GateTicket;
+    try {
+      ticket = admit(container, gate, c, check);
+    } catch (err) {
+      // Refused unread: drop the body rather than have the server drain it.
+      await c.req.raw.body?.cancel().catch(() => {});
+      throw err;
+    }
     let raw: Uint8Array;
     try {
       raw = await readCapped(c.req.raw.body, MAX_WEBHOOK_BYTES, check);
@@ -55,6 +53,26 @@ export function metaWebhookRoutes(container: Container): Hono<AppEnv> {
     return c.text("EVENT_RECEIVED", 200);
   });
   return app;
+}
+
+/** The checks made before a byte of the body is read; the gate's ticket when they pass. */
+function admit(
+  container: Container,
+  gate: WebhookGate,
+  c: Context<AppEnv>,
+  check: MetaSignatureCheck,
+): GateTicket {
+  if (!container.config.metaAppSecret) {
+    container.log.error(
+      "META_APP_SECRET is not set: refusing upstream webhooks",
+    );
+    throw new AppError("UNAUTHORIZED", "Webhook signature cannot be verified");
+  }
+  if (!check.plausible) throw badSignature();
+  const length = Number(c.req.header("content-length") ?? "0");
+  if (length > MAX_WEBHOOK_BYTES) throw tooLarge();
+  const info = c.env as { remoteAddr?: { hostname?: string } } | undefined;
+  return gate.enter(senderKey(info?.remoteAddr?.hostname));
 }
 
 function badSignature(): AppError {
