@@ -14,6 +14,8 @@ export interface WebhookGateLimits {
   /** Failures within `windowMs` after which an address is refused unread. */
   blockAfter: number;
   windowMs: number;
+  /** How long after a verified post, with no failure since, an address skips the limits. */
+  trustMs: number;
   /** Addresses remembered at most (the oldest are forgotten first). */
   maxTracked: number;
 }
@@ -24,6 +26,7 @@ export const WEBHOOK_GATE_LIMITS: WebhookGateLimits = {
   maxSuspectReads: 1,
   blockAfter: 5,
   windowMs: 60_000,
+  trustMs: 10 * 60_000,
   maxTracked: 10_000,
 };
 
@@ -43,13 +46,17 @@ interface Failures {
  * refuses at once, never queues: an address that recently failed shares one
  * small pool and is refused unread after a few failures, so a flood from it
  * costs almost nothing while posts from other addresses (Meta's) keep their
- * own slots. A verified post clears its address's failures.
+ * own slots. A verified post clears its address's failures, and an address
+ * that sent one lately, with no failure since, skips the limits altogether,
+ * so a burst from Meta is never refused.
  */
 export class WebhookGate {
   readonly #clock: Clock;
   readonly #limits: WebhookGateLimits;
   readonly #failures = new Map<string, Failures>();
   readonly #perAddress = new Map<string, number>();
+  /** When each address last sent a verified post. */
+  readonly #verified = new Map<string, number>();
   #reads = 0;
   #suspectReads = 0;
 
@@ -69,6 +76,14 @@ export class WebhookGate {
         `Cannot accept webhook: ${failures.count} failed signatures from this address; retry later`,
         { retryAfterMs: failures.sinceMs + limits.windowMs - nowMs },
       );
+    }
+    const lastVerifiedMs = this.#verified.get(address);
+    if (
+      !failures && lastVerifiedMs !== undefined &&
+      nowMs - lastVerifiedMs < limits.trustMs
+    ) {
+      // Meta's own addresses: a burst of its posts is never refused.
+      return this.#ticket(address, false, false);
     }
     const suspect = failures !== undefined;
     const mine = this.#perAddress.get(address) ?? 0;
@@ -92,18 +107,31 @@ export class WebhookGate {
     this.#reads++;
     if (suspect) this.#suspectReads++;
     this.#perAddress.set(address, mine + 1);
+    return this.#ticket(address, true, suspect);
+  }
+
+  #ticket(address: string, counted: boolean, suspect: boolean): GateTicket {
     let open = true;
     return {
       done: (failed) => {
         if (!open) return;
         open = false;
-        this.#reads--;
-        if (suspect) this.#suspectReads--;
-        const left = (this.#perAddress.get(address) ?? 1) - 1;
-        if (left > 0) this.#perAddress.set(address, left);
-        else this.#perAddress.delete(address);
-        if (failed) this.#fail(address, this.#clock.now().getTime());
-        else this.#failures.delete(address);
+        if (counted) {
+          this.#reads--;
+          if (suspect) this.#suspectReads--;
+          const left = (this.#perAddress.get(address) ?? 1) - 1;
+          if (left > 0) this.#perAddress.set(address, left);
+          else this.#perAddress.delete(address);
+        }
+        const nowMs = this.#clock.now().getTime();
+        if (failed) {
+          this.#verified.delete(address);
+          this.#fail(address, nowMs);
+        } else {
+          this.#failures.delete(address);
+          this.#verified.delete(address); // re-inserted last: the newest
+          remember(this.#verified, address, nowMs, this.#limits.maxTracked);
+        }
       },
     };
   }
@@ -119,15 +147,22 @@ export class WebhookGate {
 
   #fail(address: string, nowMs: number): void {
     const failures = this.#recentFailures(address, nowMs);
-    if (failures) {
-      failures.count++;
-      return;
+    if (failures) failures.count++;
+    else {
+      remember(
+        this.#failures,
+        address,
+        { count: 1, sinceMs: nowMs },
+        this.#limits.maxTracked,
+      );
     }
-    if (this.#failures.size >= this.#limits.maxTracked) {
-      this.#failures.delete(this.#failures.keys().next().value!);
-    }
-    this.#failures.set(address, { count: 1, sinceMs: nowMs });
   }
+}
+
+/** Sets a key in a map kept to `max` entries by forgetting the oldest. */
+function remember<V>(map: Map<string, V>, key: string, value: V, max: number) {
+  if (map.size >= max) map.delete(map.keys().next().value!);
+  map.set(key, value);
 }
 
 /** The key a sender is tracked by: its IPv4 address, or the /64 of an IPv6 one. */

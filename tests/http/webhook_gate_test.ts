@@ -13,6 +13,7 @@ const LIMITS = {
   maxSuspectReads: 1,
   blockAfter: 3,
   windowMs: 60_000,
+  trustMs: 600_000,
   maxTracked: 100,
 };
 
@@ -28,16 +29,14 @@ function refusal(fn: () => unknown): string {
 
 Deno.test("the gate refuses at once, never queues: per address, then for everyone", () => {
   const gate = new WebhookGate(new ManualClock(), LIMITS);
-  const a = [1, 2, 3].map(() => gate.enter("10.0.0.1"));
+  [1, 2, 3].map(() => gate.enter("10.0.0.1"));
   assert.equal(refusal(() => gate.enter("10.0.0.1")), "RATE_LIMITED");
   const b = [1, 2, 3].map(() => gate.enter("10.0.0.2"));
   assert.equal(refusal(() => gate.enter("10.0.0.3")), "SERVICE_UNAVAILABLE");
-  b[0]!.done(false);
+  b[0]!.done(true);
+  b[0]!.done(true); // a second done changes nothing
   gate.enter("10.0.0.3");
-  a[0]!.done(false);
-  a[0]!.done(false); // a second done changes nothing
-  gate.enter("10.0.0.1");
-  assert.equal(refusal(() => gate.enter("10.0.0.1")), "RATE_LIMITED");
+  assert.equal(refusal(() => gate.enter("10.0.0.4")), "SERVICE_UNAVAILABLE");
 });
 
 Deno.test("an address that failed shares one read with all suspects and is refused unread after blockAfter failures", () => {
@@ -60,17 +59,34 @@ Deno.test("an address that failed shares one read with all suspects and is refus
   gate.enter("10.0.0.1");
 });
 
-Deno.test("a verified post clears its address's failures", () => {
-  const gate = new WebhookGate(new ManualClock(), LIMITS);
+Deno.test("a verified post clears its address's failures and lets it skip the limits until it fails or trustMs passes", () => {
+  const clock = new ManualClock();
+  const gate = new WebhookGate(clock, LIMITS);
   gate.enter("10.0.0.1").done(true);
   gate.enter("10.0.0.1").done(true);
   gate.enter("10.0.0.1").done(false);
-  gate.enter("10.0.0.1").done(true);
-  gate.enter("10.0.0.1").done(true);
-  // Two failures since the success: still admitted, and no longer alone once clean.
+  // Trusted: a burst beyond every limit is admitted, even with all reads taken.
+  const burst = Array.from({ length: 10 }, () => gate.enter("10.0.0.1"));
+  const others = ["10.0.0.2", "10.0.0.3"].flatMap((ip) =>
+    [1, 2, 3].map(() => gate.enter(ip))
+  );
+  assert.equal(refusal(() => gate.enter("10.0.0.4")), "SERVICE_UNAVAILABLE");
   gate.enter("10.0.0.1").done(false);
-  gate.enter("10.0.0.1");
-  gate.enter("10.0.0.1");
+  [...burst, ...others].forEach((t) => t.done(false));
+  // One failure ends the trust: the address shares the suspects' single read.
+  const held = gate.enter("10.0.0.9");
+  gate.enter("10.0.0.1").done(true);
+  held.done(true);
+  const suspectRead = gate.enter("10.0.0.1");
+  assert.equal(refusal(() => gate.enter("10.0.0.1")), "RATE_LIMITED");
+  suspectRead.done(false);
+  // Trust lapses after trustMs without a verified post.
+  clock.advance(LIMITS.trustMs);
+  const fresh = new WebhookGate(clock, { ...LIMITS, maxReads: 100 });
+  fresh.enter("10.0.0.5").done(false);
+  clock.advance(LIMITS.trustMs);
+  [1, 2, 3].map(() => fresh.enter("10.0.0.5"));
+  assert.equal(refusal(() => fresh.enter("10.0.0.5")), "RATE_LIMITED");
 });
 
 Deno.test("the failure record is bounded: the oldest addresses are forgotten", () => {
