@@ -60,3 +60,26 @@ Deno.test("a chunked webhook body over 3 MB is refused before it is read whole, 
     .select((eb) => eb.fn.countAll<number>().as("n")).executeTakeFirstOrThrow();
   assert.equal(Number(stored.n), 0);
 });
+
+Deno.test("without META_APP_SECRET every post is refused 401 unread", async () => {
+  await using h = await createHarness({ env: { META_APP_SECRET: "" } });
+  let pulled = false;
+  const res = await h.app.fetch(
+    new Request("http://localhost/meta/webhook", {
+      method: "POST",
+      headers: { "x-hub-signature-256": `sha256=${"00".repeat(32)}` },
+      body: new ReadableStream<Uint8Array>({
+        pull(controller) {
+          pulled = true;
+          controller.close();
+        },
+      }, { highWaterMark: 0 }),
+    }),
+  );
+  assert.equal(res.status, 401);
+  assert.equal(
+    (await res.json()).error.message,
+    "Webhook signature cannot be verified",
+  );
+  assert.equal(pulled, false);
+});
