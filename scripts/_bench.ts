@@ -27,6 +27,8 @@ export interface DevServer {
   /** http://127.0.0.1:PORT of the in-process upstream simulator. */
   simulatorUrl: string;
   dataDir: string;
+  /** The server process (its CPU time is in /proc/<pid>). */
+  pid: number;
   /** Lines the server wrote to stderr (warnings and errors at LOG_LEVEL=warn). */
   stderrLines(): string[];
   stop(): Promise<void>;
@@ -169,6 +171,7 @@ export async function startDevServer(
       phoneNumber: creds.phoneNumber,
       simulatorUrl,
       dataDir,
+      pid: child.pid,
       stderrLines: () => lines,
       stop: async () => {
         Deno.removeSignalListener("SIGINT", onInterrupt);

@@ -46,7 +46,8 @@ export interface RequestOptions {
 
 export interface Harness extends AsyncDisposable {
   container: Container;
-  app: { fetch(req: Request): Response | Promise<Response> };
+  /** `env` is what Deno.serve passes as connection info (`remoteAddr`). */
+  app: { fetch(req: Request, env?: unknown): Response | Promise<Response> };
   clock: Clock;
   dir: string;
   engine: EngineName;

@@ -1,12 +1,15 @@
-import { hmacSha256Hex, safeEqual } from "../crypto.ts";
+import { Buffer } from "node:buffer";
+import { createHmac, type Hmac, timingSafeEqual } from "node:crypto";
+import { hmacSha256Hex } from "../crypto.ts";
 
 const PREFIX = "sha256=";
-const decoder = new TextDecoder();
+const HEADER_REGEXP = /^sha256=([0-9a-f]{64})$/i;
+const encoder = new TextEncoder();
 
 /**
  * Meta's escaped-unicode form of a JSON text: every UTF-16 code unit above
  * U+007E becomes `\uXXXX` (lowercase hex), so a surrogate pair becomes two
- * escapes. Meta signs this form (reference §4.2).
+ * escapes. Meta sends and signs this form (reference §4.2).
  */
 export function escapeUnicode(json: string): string {
   return json.replace(
@@ -24,21 +27,53 @@ export async function signMetaBody(
 }
 
 /**
- * Checks X-Hub-Signature-256 over the raw request bytes in constant time,
- * falling back to the escaped-unicode form of the body (reference §4.2).
+ * X-Hub-Signature-256 checked in one streaming pass: feed the raw request
+ * bytes to `update` as they arrive, then ask `matches` (constant time).
+ * Meta's bodies are already in the escaped-unicode form it signs, so the raw
+ * bytes are all there is to hash: no second pass over another form.
  */
-export async function verifyMetaSignature(
-  appSecret: string,
+export class MetaSignatureCheck {
+  readonly #given: Uint8Array | null;
+  readonly #hmac: Hmac | null;
+  #bytes = 0;
+
+  constructor(appSecret: string | undefined, header: string | null) {
+    const hex = HEADER_REGEXP.exec(header?.trim() ?? "")?.[1];
+    const ok = !!appSecret && hex !== undefined;
+    this.#given = ok ? Buffer.from(hex, "hex") : null;
+    this.#hmac = ok ? createHmac("sha256", appSecret) : null;
+  }
+
+  /** False when no body can match (no secret, header missing or not `sha256=<64 hex>`): skip reading it. */
+  get plausible(): boolean {
+    return this.#hmac !== null;
+  }
+
+  /** Bytes fed so far. */
+  get bytes(): number {
+    return this.#bytes;
+  }
+
+  update(chunk: Uint8Array): void {
+    this.#bytes += chunk.length;
+    this.#hmac?.update(chunk);
+  }
+
+  /** Whether the header is the HMAC of every byte fed; call once, after the last chunk. */
+  matches(): boolean {
+    if (!this.#hmac || !this.#given) return false;
+    return timingSafeEqual(this.#hmac.digest(), this.#given);
+  }
+}
+
+/** One-shot MetaSignatureCheck over a whole body. */
+export function verifyMetaSignature(
+  appSecret: string | undefined,
   rawBody: Uint8Array | string,
   header: string | null,
-): Promise<boolean> {
-  if (!header || !appSecret) return false;
-  const trimmed = header.trim();
-  if (!trimmed.toLowerCase().startsWith(PREFIX)) return false;
-  const given = trimmed.slice(PREFIX.length).toLowerCase();
-  if (safeEqual(given, await hmacSha256Hex(appSecret, rawBody))) return true;
-  const text = typeof rawBody === "string" ? rawBody : decoder.decode(rawBody);
-  const escaped = escapeUnicode(text);
-  if (escaped === text) return false;
-  return safeEqual(given, await hmacSha256Hex(appSecret, escaped));
+): boolean {
+  const check = new MetaSignatureCheck(appSecret, header);
+  if (!check.plausible) return false;
+  check.update(typeof rawBody === "string" ? encoder.encode(rawBody) : rawBody);
+  return check.matches();
 }

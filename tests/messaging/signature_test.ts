@@ -57,7 +57,7 @@ messagingTest(
 );
 
 messagingTest(
-  "a body signed in Meta's escaped form is accepted and stored unescaped",
+  "a body signed in Meta's escaped form is accepted and stored unescaped; a decoded copy is refused",
   async (h) => {
     const text = "Hola ñandú, ¿cómo va? 👋🏽";
     // Meta's own form: the raw body is the escaped JSON itself.
@@ -68,22 +68,45 @@ messagingTest(
       200,
     );
     assert.deepEqual((await waitInbound(h, "wamid.escaped")).content, { text });
-    // A proxy that decoded the escapes: UTF-8 body, signature over the escaped form.
+    // A body whose escapes were decoded on the way is not what Meta signed:
+    // only the raw bytes are hashed, so it is refused and nothing is stored.
     const payload = textEnvelope(h, text, "wamid.utf8");
-    const utf8 = JSON.stringify(payload);
     const { signature } = await signedBody(payload);
-    assert.equal((await postWebhook(h, utf8, signature)).status, 200);
-    assert.deepEqual((await waitInbound(h, "wamid.utf8")).content, { text });
+    const res = await postWebhook(h, JSON.stringify(payload), signature);
+    assert.equal(res.status, 401);
+    assert.equal(res.body.error.code, "UNAUTHORIZED");
+    assert.equal(await countRows(h, "inbound_payloads"), 1);
   },
 );
 
-messagingTest("a signed body that is not a Meta envelope is 400", async (h) => {
-  const raw = JSON.stringify({ hello: "world" });
-  const res = await postWebhook(h, raw, await signMetaBody(APP_SECRET, raw));
-  assert.equal(res.status, 400);
-  assert.equal(res.body.error.code, "VALIDATION_ERROR");
-  await assertNothingStored(h);
-});
+messagingTest(
+  "a signed body that is not JSON or not a Meta envelope is acknowledged with 200 and stored with its error, unprocessed",
+  async (h) => {
+    const bodies = {
+      "Cannot parse webhook body: it is not valid JSON": '{"entry": [',
+      "Cannot read webhook body: it is not a Meta webhook envelope": JSON
+        .stringify({ hello: "world" }),
+    };
+    for (const [error, raw] of Object.entries(bodies)) {
+      const res = await postWebhook(
+        h,
+        raw,
+        await signMetaBody(APP_SECRET, raw),
+      );
+      assert.equal(res.status, 200, error);
+      assert.equal(res.body, "EVENT_RECEIVED");
+      const row = await h.container.db.selectFrom("inbound_payloads")
+        .selectAll().where("body", "=", raw).executeTakeFirstOrThrow();
+      assert.equal(row.error, error);
+      assert.ok(row.processed_at, "stored as done: nothing will process it");
+    }
+    assert.equal(
+      await countRows(h, "jobs", { column: "kind", value: "meta.inbound" }),
+      0,
+    );
+    assert.equal(await countRows(h, "messages"), 0);
+  },
+);
 
 messagingTest(
   "GET /meta/webhook echoes the challenge only for the right verify token",

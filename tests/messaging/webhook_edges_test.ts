@@ -29,14 +29,14 @@ Deno.test({
   },
 });
 
-Deno.test("a chunked webhook body over the limit is refused before it is read whole, and nothing is stored", async () => {
+Deno.test("a chunked webhook body over 3 MB is refused before it is read whole, and nothing is stored", async () => {
   await using h = await createHarness();
-  const chunk = new TextEncoder().encode("x".repeat(1024 * 1024));
+  const chunk = new Uint8Array(64 * 1024).fill(0x78);
   let sent = 0;
   const stream = new ReadableStream<Uint8Array>({
     pull(controller) {
-      // 64 MiB on offer; the server must stop long before.
-      if (sent++ >= 64) controller.close();
+      // 64 MiB on offer; the server must stop just past 3 MiB.
+      if (sent++ >= 1024) controller.close();
       else controller.enqueue(chunk);
     },
   });
@@ -45,15 +45,41 @@ Deno.test("a chunked webhook body over the limit is refused before it is read wh
       method: "POST",
       headers: {
         "content-type": "application/json",
-        "x-hub-signature-256": "sha256=00",
+        "x-hub-signature-256": `sha256=${"00".repeat(32)}`,
       },
       body: stream,
     }),
   );
   assert.equal(res.status, 413);
   assert.equal((await res.json()).error.code, "PAYLOAD_TOO_LARGE");
-  assert.ok(sent < 64, `read ${sent} MiB before refusing`);
+  assert.ok(
+    sent <= 3 * 16 + 4,
+    `read ${sent} chunks of 64 KiB before refusing`,
+  );
   const stored = await h.container.db.selectFrom("inbound_payloads")
     .select((eb) => eb.fn.countAll<number>().as("n")).executeTakeFirstOrThrow();
   assert.equal(Number(stored.n), 0);
+});
+
+Deno.test("without META_APP_SECRET every post is refused 401 unread", async () => {
+  await using h = await createHarness({ env: { META_APP_SECRET: "" } });
+  let pulled = false;
+  const res = await h.app.fetch(
+    new Request("http://localhost/meta/webhook", {
+      method: "POST",
+      headers: { "x-hub-signature-256": `sha256=${"00".repeat(32)}` },
+      body: new ReadableStream<Uint8Array>({
+        pull(controller) {
+          pulled = true;
+          controller.close();
+        },
+      }, { highWaterMark: 0 }),
+    }),
+  );
+  assert.equal(res.status, 401);
+  assert.equal(
+    (await res.json()).error.message,
+    "Webhook signature cannot be verified",
+  );
+  assert.equal(pulled, false);
 });

@@ -6,7 +6,6 @@ import { newId } from "../../ids.ts";
 import { safeEqual } from "../../crypto.ts";
 import { toDbTime } from "../../db/time.ts";
 import { enqueue, PRIORITY } from "../../jobs/queue.ts";
-import { verifyMetaSignature } from "../../upstream/meta_signature.ts";
 import { MetaPayload } from "./meta_payload.ts";
 import { applyInboundMessage, applyStatus } from "./inbound_apply_service.ts";
 import { MetaValue } from "./meta_payload.ts";
@@ -46,39 +45,18 @@ export function verifyHandshake(
 }
 
 /**
- * Verifies the signature over the raw bytes, then stores the payload and
- * its processing job in one transaction. Nothing is stored for a bad
- * signature or body. Processing happens later, from the stored payload.
+ * Stores a payload whose signature the caller verified, with its processing
+ * job, in one transaction; processing happens later, from the stored
+ * payload. A body that is not JSON or not a Meta envelope is stored with its
+ * error and no job, and logged: it is still acknowledged, since Meta would
+ * retry it for days.
  */
 export async function acceptMetaWebhook(
   deps: InboundDeps,
   rawBody: Uint8Array,
-  signature: string | null,
 ): Promise<string> {
-  const secret = deps.config.metaAppSecret;
-  if (!secret) {
-    deps.log.error("META_APP_SECRET is not set: refusing upstream webhooks");
-    throw new AppError("UNAUTHORIZED", "Webhook signature cannot be verified");
-  }
-  if (!(await verifyMetaSignature(secret, rawBody, signature))) {
-    throw new AppError("UNAUTHORIZED", "Invalid X-Hub-Signature-256 signature");
-  }
   const text = new TextDecoder().decode(rawBody);
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(text);
-  } catch {
-    throw new AppError(
-      "VALIDATION_ERROR",
-      "Cannot parse webhook body: it is not valid JSON",
-    );
-  }
-  if (!MetaPayload.safeParse(parsed).success) {
-    throw new AppError(
-      "VALIDATION_ERROR",
-      "Cannot read webhook body: it is not a Meta webhook envelope",
-    );
-  }
+  const error = envelopeError(text);
   const now = deps.clock.now();
   const id = newId(now.getTime());
   await deps.db.transaction().execute(async (trx) => {
@@ -86,9 +64,10 @@ export async function acceptMetaWebhook(
       id,
       body: text,
       received_at: toDbTime(now),
-      processed_at: null,
-      error: null,
+      processed_at: error ? toDbTime(now) : null,
+      error,
     }).execute();
+    if (error) return;
     await enqueue(trx, {
       kind: "meta.inbound",
       payload: { payloadId: id },
@@ -97,8 +76,26 @@ export async function acceptMetaWebhook(
       maxAttempts: 20,
     }, now);
   });
-  deps.jobs.notify([PRIORITY.inbound]);
+  if (error) {
+    deps.log.warn("Stored a signed webhook that cannot be processed", {
+      payloadId: id,
+      error,
+    });
+  } else deps.jobs.notify([PRIORITY.inbound]);
   return id;
+}
+
+/** Why a webhook body cannot be processed, or null when it is a Meta envelope. */
+function envelopeError(text: string): string | null {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    return "Cannot parse webhook body: it is not valid JSON";
+  }
+  return MetaPayload.safeParse(parsed).success
+    ? null
+    : "Cannot read webhook body: it is not a Meta webhook envelope";
 }
 
 /**

@@ -1,18 +1,23 @@
-import { Hono } from "hono";
+import { type Context, Hono } from "hono";
 import type { Container } from "../../container.ts";
 import {
   acceptMetaWebhook,
   verifyHandshake,
 } from "../../domain/inbound/inbound_service.ts";
 import { AppError } from "../../errors.ts";
+import { MetaSignatureCheck } from "../../upstream/meta_signature.ts";
 import type { AppEnv } from "../env.ts";
-
-/** Meta's payloads are at most 3 MB; leave room for batching. */
-const MAX_WEBHOOK_BYTES = 8 * 1024 * 1024;
+import {
+  type GateTicket,
+  MAX_WEBHOOK_BYTES,
+  senderKey,
+  WebhookGate,
+} from "../webhook_gate.ts";
 
 /** Upstream callbacks: the verification handshake and signed event deliveries. */
 export function metaWebhookRoutes(container: Container): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
+  const gate = new WebhookGate(container.clock);
   app.get("/meta/webhook", (c) => {
     const challenge = verifyHandshake(container, {
       mode: c.req.query("hub.mode"),
@@ -22,41 +27,89 @@ export function metaWebhookRoutes(container: Container): Hono<AppEnv> {
     return c.text(challenge, 200);
   });
   app.post("/meta/webhook", async (c) => {
-    const length = Number(c.req.header("content-length") ?? "0");
-    if (length > MAX_WEBHOOK_BYTES) {
-      throw new AppError("PAYLOAD_TOO_LARGE", "Webhook body is too large");
-    }
-    const raw = await readCapped(c.req.raw.body, MAX_WEBHOOK_BYTES);
-    await acceptMetaWebhook(
-      container,
-      raw,
+    const check = new MetaSignatureCheck(
+      container.config.metaAppSecret,
       c.req.header("x-hub-signature-256") ?? null,
     );
+    let ticket: GateTicket;
+    try {
+      ticket = admit(container, gate, c, check);
+    } catch (err) {
+      // Refused unread: drop the body rather than have the server drain it.
+      await c.req.raw.body?.cancel().catch(() => {});
+      throw err;
+    }
+    let raw: Uint8Array;
+    try {
+      raw = await readCapped(c.req.raw.body, MAX_WEBHOOK_BYTES, check);
+    } catch (err) {
+      ticket.done(true);
+      throw err;
+    }
+    const verified = check.matches();
+    ticket.done(!verified);
+    if (!verified) throw badSignature();
+    await acceptMetaWebhook(container, raw);
     return c.text("EVENT_RECEIVED", 200);
   });
   return app;
 }
 
-/** Reads a body, giving up as soon as it passes `max` bytes (chunked bodies have no length). */
+/** The checks made before a byte of the body is read; the gate's ticket when they pass. */
+function admit(
+  container: Container,
+  gate: WebhookGate,
+  c: Context<AppEnv>,
+  check: MetaSignatureCheck,
+): GateTicket {
+  if (!container.config.metaAppSecret) {
+    container.log.error(
+      "META_APP_SECRET is not set: refusing upstream webhooks",
+    );
+    throw new AppError("UNAUTHORIZED", "Webhook signature cannot be verified");
+  }
+  if (!check.plausible) throw badSignature();
+  const length = Number(c.req.header("content-length") ?? "0");
+  if (length > MAX_WEBHOOK_BYTES) throw tooLarge();
+  const info = c.env as { remoteAddr?: { hostname?: string } } | undefined;
+  return gate.enter(senderKey(info?.remoteAddr?.hostname));
+}
+
+function badSignature(): AppError {
+  return new AppError("UNAUTHORIZED", "Invalid X-Hub-Signature-256 signature");
+}
+
+function tooLarge(): AppError {
+  return new AppError(
+    "PAYLOAD_TOO_LARGE",
+    `Webhook body is larger than ${MAX_WEBHOOK_BYTES} bytes`,
+  );
+}
+
+/**
+ * Reads a body into memory, feeding each chunk to the signature check as it
+ * arrives (the only pass over the bytes), and gives up as soon as it passes
+ * `max` bytes (chunked bodies have no length).
+ */
 async function readCapped(
   body: ReadableStream<Uint8Array> | null,
   max: number,
+  check: MetaSignatureCheck,
 ): Promise<Uint8Array> {
   if (!body) return new Uint8Array();
   const chunks: Uint8Array[] = [];
-  let size = 0;
   const reader = body.getReader();
   for (;;) {
     const { done, value } = await reader.read();
     if (done) break;
-    size += value.length;
-    if (size > max) {
+    if (check.bytes + value.length > max) {
       await reader.cancel().catch(() => {});
-      throw new AppError("PAYLOAD_TOO_LARGE", "Webhook body is too large");
+      throw tooLarge();
     }
+    check.update(value);
     chunks.push(value);
   }
-  const out = new Uint8Array(size);
+  const out = new Uint8Array(check.bytes);
   let offset = 0;
   for (const chunk of chunks) {
     out.set(chunk, offset);
