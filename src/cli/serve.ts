@@ -1,4 +1,4 @@
-import { loadConfig, readEnv } from "../config.ts";
+import { assertServeConfig, loadConfig, readEnv } from "../config.ts";
 import { createContainer } from "../container.ts";
 import { migrateToLatest } from "../db/migrator.ts";
 import { createApp } from "../http/app.ts";
@@ -10,6 +10,7 @@ import { prepareDev, writeDevCredentials } from "./dev.ts";
 /** `serve`: production mode with the configuration from the environment. */
 export async function serveCommand(_args: string[]): Promise<number> {
   const config = loadConfig(readEnv());
+  assertServeConfig(config);
   await using container = createContainer(config);
   await migrateToLatest(container.db);
   const running = serve(

@@ -81,27 +81,109 @@ export function createS3BlobStore(opts: S3BlobStoreOptions): BlobStore {
     );
   }
 
+  async function putObject(
+    key: string,
+    bytes: Uint8Array,
+    contentType: string,
+  ): Promise<void> {
+    const res = await send("store", key, {
+      url: urlOf(key),
+      method: "PUT",
+      // A real payload hash (not UNSIGNED-PAYLOAD) lets S3 refuse bytes corrupted on the way.
+      headers: {
+        "Content-Type": contentType,
+        "X-Amz-Content-Sha256": await sha256Hex(bytes),
+      },
+      body: bytes as BodyInit,
+    });
+    await stored(key, res);
+  }
+
+  /** Multipart upload: the object appears only when the last call completes it. */
+  async function putMultipart(
+    key: string,
+    contentType: string,
+    first: Uint8Array,
+    rest: AsyncGenerator<Uint8Array>,
+  ): Promise<void> {
+    const url = urlOf(key);
+    const started = await send("store", key, {
+      url: withQuery(url, { uploads: "" }),
+      method: "POST",
+      headers: { "Content-Type": contentType },
+    });
+    const uploadId = xmlText(await stored(key, started), "UploadId");
+    const at = (query: Record<string, string>) =>
+      withQuery(url, { ...query, uploadId });
+    try {
+      const etags: string[] = [];
+      for (let part: Uint8Array | undefined = first; part;) {
+        const res = await send("store", key, {
+          url: at({ partNumber: String(etags.length + 1) }),
+          method: "PUT",
+          headers: { "X-Amz-Content-Sha256": await sha256Hex(part) },
+          body: part as BodyInit,
+        });
+        await stored(key, res);
+        etags.push(res.headers.get("ETag") ?? "");
+        const next = await rest.next();
+        part = next.done ? undefined : next.value;
+      }
+      const done = await send("store", key, {
+        url: at({}),
+        method: "POST",
+        headers: { "Content-Type": "application/xml" },
+        body: `<CompleteMultipartUpload>${
+          etags.map((etag, i) =>
+            `<Part><PartNumber>${i + 1}</PartNumber><ETag>${etag}</ETag></Part>`
+          ).join("")
+        }</CompleteMultipartUpload>`,
+      });
+      // S3 can answer 200 and still fail the completion in the body.
+      const answer = await stored(key, done);
+      if (answer.includes("<Error>")) {
+        throw new AppError(
+          "SERVICE_UNAVAILABLE",
+          `Cannot store blob "${key}": storage did not complete the upload`,
+          { cause: new Error(answer.slice(0, 2000)), retryable: true },
+        );
+      }
+    } catch (err) {
+      await rest.return(undefined);
+      // Best effort: a bucket lifecycle rule cleans up what this cannot.
+      await send("abort", key, { url: at({}), method: "DELETE" })
+        .then((res) => res.body?.cancel(), () => {});
+      throw err;
+    }
+  }
+
+  /** The response text of a store call; a 404 means the bucket is missing. */
+  async function stored(key: string, res: Response): Promise<string> {
+    const text = await res.text();
+    if (res.status === 404) {
+      throw new AppError(
+        "INTERNAL_ERROR",
+        `Cannot store blob "${key}": bucket "${opts.bucket}" does not exist`,
+      );
+    }
+    return text;
+  }
+
   return {
     kind: "s3",
 
-    async put(key, bytes, { contentType }) {
-      const res = await send("store", key, {
-        url: urlOf(key),
-        method: "PUT",
-        // A real payload hash (not UNSIGNED-PAYLOAD) lets S3 refuse bytes corrupted on the way.
-        headers: {
-          "Content-Type": contentType,
-          "X-Amz-Content-Sha256": await sha256Hex(bytes),
-        },
-        body: bytes as BodyInit,
-      });
-      await res.body?.cancel();
-      if (res.status === 404) {
-        throw new AppError(
-          "INTERNAL_ERROR",
-          `Cannot store blob "${key}": bucket "${opts.bucket}" does not exist`,
-        );
+    async put(key, body, { contentType }) {
+      if (body instanceof Uint8Array) {
+        return await putObject(key, body, contentType);
       }
+      // Up to one part in memory at a time; a body under one part is one plain PUT.
+      const parts = readParts(body, PART_BYTES);
+      const first = await parts.next();
+      const bytes = first.done ? new Uint8Array() : first.value;
+      if (bytes.length < PART_BYTES) {
+        return await putObject(key, bytes, contentType);
+      }
+      await putMultipart(key, contentType, bytes, parts);
     },
 
     async get(key) {
@@ -112,6 +194,19 @@ export function createS3BlobStore(opts: S3BlobStoreOptions): BlobStore {
       }
       return {
         bytes: new Uint8Array(await res.arrayBuffer()),
+        contentType: res.headers.get("Content-Type"),
+      };
+    },
+
+    async open(key) {
+      const res = await send("read", key, { url: urlOf(key), method: "GET" });
+      if (res.status === 404 || !res.body) {
+        await res.body?.cancel();
+        return null;
+      }
+      return {
+        body: res.body,
+        size: Number(res.headers.get("Content-Length") ?? 0),
         contentType: res.headers.get("Content-Type"),
       };
     },
@@ -155,6 +250,61 @@ export function createS3BlobStore(opts: S3BlobStoreOptions): BlobStore {
       return signed.url;
     },
   };
+}
+
+/** S3's smallest part (but the last). */
+const PART_BYTES = 5 * 1024 * 1024;
+
+/** The stream in parts of exactly `size` bytes (the last may be shorter); returning early cancels it. */
+async function* readParts(
+  stream: ReadableStream<Uint8Array>,
+  size: number,
+): AsyncGenerator<Uint8Array> {
+  const reader = stream.getReader();
+  let done = false;
+  try {
+    let part = new Uint8Array(size);
+    let length = 0;
+    while (true) {
+      const next = await reader.read();
+      if (next.done) break;
+      let chunk = next.value;
+      while (chunk.length > 0) {
+        const n = Math.min(chunk.length, size - length);
+        part.set(chunk.subarray(0, n), length);
+        length += n;
+        chunk = chunk.subarray(n);
+        if (length === size) {
+          yield part;
+          part = new Uint8Array(size);
+          length = 0;
+        }
+      }
+    }
+    done = true;
+    if (length > 0) yield part.subarray(0, length);
+  } finally {
+    if (!done) await reader.cancel().catch(() => {});
+    reader.releaseLock();
+  }
+}
+
+function withQuery(url: URL, query: Record<string, string>): URL {
+  const out = new URL(url);
+  for (const [k, v] of Object.entries(query)) out.searchParams.set(k, v);
+  return out;
+}
+
+function xmlText(xml: string, tag: string): string {
+  const match = new RegExp(`<${tag}>([^<]+)</${tag}>`).exec(xml);
+  if (!match) {
+    throw new AppError(
+      "SERVICE_UNAVAILABLE",
+      `Storage answered without <${tag}>`,
+      { retryable: true },
+    );
+  }
+  return match[1]!;
 }
 
 function normalisePrefix(prefix: string): string {

@@ -24,7 +24,8 @@ export interface MediaInfo {
 }
 
 export interface DownloadedMedia {
-  bytes: Uint8Array;
+  /** The bytes as they arrive; errors with an UpstreamError if the download fails or passes maxBytes. */
+  body: ReadableStream<Uint8Array>;
   contentType: string | null;
 }
 
@@ -51,7 +52,10 @@ export interface GraphApi {
     mediaId: string,
     opts?: { signal?: AbortSignal },
   ): Promise<MediaInfo>;
-  /** Downloads media bytes; rejects above maxBytes (category media_too_large, permanent). */
+  /**
+   * Streams media bytes from a media host (never another: the token goes with the request); rejects, or errors
+   * the body, above maxBytes (category media_too_large, permanent).
+   */
   downloadMedia(
     auth: GraphAuth,
     url: string,

@@ -18,32 +18,6 @@ async function rejection(p: Promise<unknown>): Promise<UpstreamError> {
   assert.fail("expected the call to fail");
 }
 
-Deno.test("downloadMedia stops reading a body without length past maxBytes", async () => {
-  const chunk = new Uint8Array(1024);
-  let pulled = 0;
-  const fakeFetch: typeof fetch = () =>
-    Promise.resolve(
-      new Response(
-        new ReadableStream<Uint8Array>({
-          pull(controller) {
-            pulled++;
-            controller.enqueue(chunk);
-          },
-        }),
-        { headers: { "Content-Type": "video/mp4" } },
-      ),
-    );
-  const client = createGraphClient({
-    baseUrl: "http://graph.test/v22.0",
-    fetch: fakeFetch,
-  });
-  const err = await rejection(
-    client.downloadMedia(AUTH, "http://graph.test/m", { maxBytes: 4096 }),
-  );
-  assert.equal(err.category, "media_too_large");
-  assert.ok(pulled < 10, `read ${pulled} chunks`);
-});
-
 Deno.test("getMediaInfo accepts file_size as a number or a string", async () => {
   for (const fileSize of [42, "42"]) {
     const fakeFetch: typeof fetch = () =>
@@ -98,21 +72,6 @@ Deno.test("the client sends bearer auth and JSON to the configured base URL", as
     text: { body: "Hola" },
     biz_opaque_callback_data: "m1",
   });
-});
-
-Deno.test("downloadMedia classifies a failed download by its status", async () => {
-  const fakeFetch: typeof fetch = () =>
-    Promise.resolve(new Response("<html>gone</html>", { status: 404 }));
-  const client = createGraphClient({
-    baseUrl: "http://graph.test/v22.0",
-    fetch: fakeFetch,
-  });
-  const err = await rejection(
-    client.downloadMedia(AUTH, "http://graph.test/m", { maxBytes: 10 }),
-  );
-  assert.equal(err.category, "not_found");
-  assert.equal(err.httpStatus, 404);
-  assert.equal(err.retryable, false);
 });
 
 Deno.test("sendMessage stops when the caller aborts, as a retryable network error", async () => {
