@@ -1,4 +1,4 @@
-import { createHash, timingSafeEqual } from "node:crypto";
+import { timingSafeEqual } from "node:crypto";
 
 const BASE62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
 const encoder = new TextEncoder();
@@ -23,27 +23,6 @@ export function toHex(bytes: ArrayBuffer | Uint8Array): string {
 export async function sha256Hex(data: string | Uint8Array): Promise<string> {
   const bytes = typeof data === "string" ? encoder.encode(data) : data;
   return toHex(await crypto.subtle.digest("SHA-256", bytes as BufferSource));
-}
-
-/**
- * Passes bytes through while hashing them; `onEnd` gets the hex SHA-256 and
- * the size before the stream ends, and may throw to fail it instead.
- */
-export function sha256Stream(
-  onEnd: (digest: { sha256: string; size: number }) => void,
-): TransformStream<Uint8Array, Uint8Array> {
-  const hash = createHash("sha256");
-  let size = 0;
-  return new TransformStream({
-    transform(chunk, controller) {
-      hash.update(chunk);
-      size += chunk.byteLength;
-      controller.enqueue(chunk);
-    },
-    flush() {
-      onEnd({ sha256: hash.digest("hex"), size });
-    },
-  });
 }
 
 export async function hmacSha256Hex(

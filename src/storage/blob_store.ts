@@ -6,13 +6,21 @@ export interface BlobInfo {
   contentType: string | null;
 }
 
-/** A blob's bytes in one piece, or as a stream that is written as it arrives (never held whole). */
-export type BlobBody = Uint8Array | ReadableStream<Uint8Array>;
+/**
+ * Produces a blob's bytes by calling `write` for each chunk in order; the store is done with a chunk when
+ * its write settles (so the producer may reuse the buffer). Throwing publishes nothing.
+ */
+export type BlobProducer = (
+  write: (chunk: Uint8Array) => Promise<void>,
+) => Promise<void>;
+
+/** A blob's bytes in one piece, or produced chunk by chunk and written as they come (never held whole). */
+export type BlobBody = Uint8Array | BlobProducer;
 
 /** Where media bytes live: a directory on disk or an S3-compatible bucket. */
 export interface BlobStore {
   readonly kind: "disk" | "s3";
-  /** Writes atomically: readers never see a partial object, and a stream that errors publishes nothing. */
+  /** Writes atomically: readers never see a partial object, and a producer that throws publishes nothing. */
   put(
     key: string,
     body: BlobBody,

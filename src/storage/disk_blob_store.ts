@@ -46,7 +46,7 @@ export function createDiskBlobStore(rootDir: string): BlobStore {
         try {
           await writeAll(file, header);
           if (body instanceof Uint8Array) await writeAll(file, body);
-          else for await (const chunk of body) await writeAll(file, chunk);
+          else await body((chunk) => writeAll(file, chunk));
           await file.sync();
         } finally {
           file.close();

@@ -22,6 +22,13 @@ export interface S3BlobStoreOptions {
   clock?: { now(): Date };
 }
 
+interface Multipart {
+  /** Uploads the next part; the buffer may be reused once this settles. */
+  put(part: Uint8Array): Promise<void>;
+  complete(): Promise<void>;
+  abort(): Promise<void>;
+}
+
 const BUCKET_REGEXP = /^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/;
 
 /**
@@ -99,13 +106,11 @@ export function createS3BlobStore(opts: S3BlobStoreOptions): BlobStore {
     await stored(key, res);
   }
 
-  /** Multipart upload: the object appears only when the last call completes it. */
-  async function putMultipart(
+  /** A multipart upload: the object appears only when `complete` succeeds. */
+  async function startMultipart(
     key: string,
     contentType: string,
-    first: Uint8Array,
-    rest: AsyncGenerator<Uint8Array>,
-  ): Promise<void> {
+  ): Promise<Multipart> {
     const url = urlOf(key);
     const started = await send("store", key, {
       url: withQuery(url, { uploads: "" }),
@@ -115,9 +120,9 @@ export function createS3BlobStore(opts: S3BlobStoreOptions): BlobStore {
     const uploadId = xmlText(await stored(key, started), "UploadId");
     const at = (query: Record<string, string>) =>
       withQuery(url, { ...query, uploadId });
-    try {
-      const etags: string[] = [];
-      for (let part: Uint8Array | undefined = first; part;) {
+    const etags: string[] = [];
+    return {
+      async put(part) {
         const res = await send("store", key, {
           url: at({ partNumber: String(etags.length + 1) }),
           method: "PUT",
@@ -126,35 +131,36 @@ export function createS3BlobStore(opts: S3BlobStoreOptions): BlobStore {
         });
         await stored(key, res);
         etags.push(res.headers.get("ETag") ?? "");
-        const next = await rest.next();
-        part = next.done ? undefined : next.value;
-      }
-      const done = await send("store", key, {
-        url: at({}),
-        method: "POST",
-        headers: { "Content-Type": "application/xml" },
-        body: `<CompleteMultipartUpload>${
-          etags.map((etag, i) =>
-            `<Part><PartNumber>${i + 1}</PartNumber><ETag>${etag}</ETag></Part>`
-          ).join("")
-        }</CompleteMultipartUpload>`,
-      });
-      // S3 can answer 200 and still fail the completion in the body.
-      const answer = await stored(key, done);
-      if (answer.includes("<Error>")) {
-        throw new AppError(
-          "SERVICE_UNAVAILABLE",
-          `Cannot store blob "${key}": storage did not complete the upload`,
-          { cause: new Error(answer.slice(0, 2000)), retryable: true },
-        );
-      }
-    } catch (err) {
-      await rest.return(undefined);
-      // Best effort: a bucket lifecycle rule cleans up what this cannot.
-      await send("abort", key, { url: at({}), method: "DELETE" })
-        .then((res) => res.body?.cancel(), () => {});
-      throw err;
-    }
+      },
+      async complete() {
+        const res = await send("store", key, {
+          url: at({}),
+          method: "POST",
+          headers: { "Content-Type": "application/xml" },
+          body: `<CompleteMultipartUpload>${
+            etags.map((etag, i) =>
+              `<Part><PartNumber>${
+                i + 1
+              }</PartNumber><ETag>${etag}</ETag></Part>`
+            ).join("")
+          }</CompleteMultipartUpload>`,
+        });
+        // S3 can answer 200 and still fail the completion in the body.
+        const answer = await stored(key, res);
+        if (answer.includes("<Error>")) {
+          throw new AppError(
+            "SERVICE_UNAVAILABLE",
+            `Cannot store blob "${key}": storage did not complete the upload`,
+            { cause: new Error(answer.slice(0, 2000)), retryable: true },
+          );
+        }
+      },
+      async abort() {
+        // Best effort: a bucket lifecycle rule cleans up what this cannot.
+        await send("abort", key, { url: at({}), method: "DELETE" })
+          .then((res) => res.body?.cancel(), () => {});
+      },
+    };
   }
 
   /** The response text of a store call; a 404 means the bucket is missing. */
@@ -176,14 +182,33 @@ export function createS3BlobStore(opts: S3BlobStoreOptions): BlobStore {
       if (body instanceof Uint8Array) {
         return await putObject(key, body, contentType);
       }
-      // Up to one part in memory at a time; a body under one part is one plain PUT.
-      const parts = readParts(body, PART_BYTES);
-      const first = await parts.next();
-      const bytes = first.done ? new Uint8Array() : first.value;
-      if (bytes.length < PART_BYTES) {
-        return await putObject(key, bytes, contentType);
+      // One part in memory, reused; a body under one part is one plain PUT.
+      const part = new Uint8Array(PART_BYTES);
+      let length = 0;
+      let upload: Multipart | undefined;
+      try {
+        await body(async (chunk) => {
+          while (chunk.length > 0) {
+            const n = Math.min(chunk.length, PART_BYTES - length);
+            part.set(chunk.subarray(0, n), length);
+            length += n;
+            chunk = chunk.subarray(n);
+            if (length === PART_BYTES) {
+              upload ??= await startMultipart(key, contentType);
+              await upload.put(part);
+              length = 0;
+            }
+          }
+        });
+        if (!upload) {
+          return await putObject(key, part.subarray(0, length), contentType);
+        }
+        if (length > 0) await upload.put(part.subarray(0, length));
+        await upload.complete();
+      } catch (err) {
+        await upload?.abort();
+        throw err;
       }
-      await putMultipart(key, contentType, bytes, parts);
     },
 
     async get(key) {
@@ -254,40 +279,6 @@ export function createS3BlobStore(opts: S3BlobStoreOptions): BlobStore {
 
 /** S3's smallest part (but the last). */
 const PART_BYTES = 5 * 1024 * 1024;
-
-/** The stream in parts of exactly `size` bytes (the last may be shorter); returning early cancels it. */
-async function* readParts(
-  stream: ReadableStream<Uint8Array>,
-  size: number,
-): AsyncGenerator<Uint8Array> {
-  const reader = stream.getReader();
-  let done = false;
-  try {
-    let part = new Uint8Array(size);
-    let length = 0;
-    while (true) {
-      const next = await reader.read();
-      if (next.done) break;
-      let chunk = next.value;
-      while (chunk.length > 0) {
-        const n = Math.min(chunk.length, size - length);
-        part.set(chunk.subarray(0, n), length);
-        length += n;
-        chunk = chunk.subarray(n);
-        if (length === size) {
-          yield part;
-          part = new Uint8Array(size);
-          length = 0;
-        }
-      }
-    }
-    done = true;
-    if (length > 0) yield part.subarray(0, length);
-  } finally {
-    if (!done) await reader.cancel().catch(() => {});
-    reader.releaseLock();
-  }
-}
 
 function withQuery(url: URL, query: Record<string, string>): URL {
   const out = new URL(url);

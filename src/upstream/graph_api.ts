@@ -24,8 +24,6 @@ export interface MediaInfo {
 }
 
 export interface DownloadedMedia {
-  /** The bytes as they arrive; errors with an UpstreamError if the download fails or passes maxBytes. */
-  body: ReadableStream<Uint8Array>;
   contentType: string | null;
 }
 
@@ -53,13 +51,18 @@ export interface GraphApi {
     opts?: { signal?: AbortSignal },
   ): Promise<MediaInfo>;
   /**
-   * Streams media bytes from a media host (never another: the token goes with the request); rejects, or errors
-   * the body, above maxBytes (category media_too_large, permanent).
+   * Streams media bytes from a media host (never another: the token goes with the request) into `write`,
+   * awaited per chunk (a chunk is only valid until then); rejects above maxBytes (category media_too_large,
+   * permanent). What `write` throws is rethrown as is.
    */
   downloadMedia(
     auth: GraphAuth,
     url: string,
-    opts: { maxBytes: number; signal?: AbortSignal },
+    opts: {
+      maxBytes: number;
+      signal?: AbortSignal;
+      write: (chunk: Uint8Array) => Promise<void>;
+    },
   ): Promise<DownloadedMedia>;
 }
 

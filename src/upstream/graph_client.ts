@@ -10,7 +10,7 @@ import { classifyGraphError, parseJson } from "./graph_errors.ts";
 import { EgressClient } from "../egress/http_client.ts";
 import {
   DEFAULT_MEDIA_HOSTS,
-  downloadMediaStream,
+  downloadMediaInto,
   type MediaDownloadRules,
 } from "./media_download.ts";
 
@@ -162,11 +162,10 @@ export function createGraphClient(options: GraphClientOptions): GraphApi {
     },
 
     downloadMedia(auth, url, opts): Promise<DownloadedMedia> {
-      return downloadMediaStream(mediaRules(), {
+      return downloadMediaInto(mediaRules(), {
         accessToken: auth.accessToken,
         url,
-        maxBytes: opts.maxBytes,
-        signal: opts.signal,
+        ...opts,
       });
     },
   };

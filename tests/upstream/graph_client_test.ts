@@ -312,11 +312,13 @@ Deno.test("getMediaInfo and downloadMedia round-trip the bytes", async () => {
     assert.equal(info.mimeType, "image/png");
     assert.equal(info.fileSize, 3000);
     assert.equal(info.sha256, await sha256Hex(bytes));
+    const chunks: Uint8Array<ArrayBuffer>[] = [];
     const got = await media.client.downloadMedia(AUTH, info.url, {
       maxBytes: 3000,
+      write: (chunk) => Promise.resolve(void chunks.push(chunk.slice())),
     });
     assert.equal(got.contentType, "image/png");
-    const received = new Uint8Array(await new Response(got.body).arrayBuffer());
+    const received = new Uint8Array(await new Blob(chunks).arrayBuffer());
     assert.equal(await sha256Hex(received), info.sha256);
     assert.deepEqual(received, bytes);
   });
@@ -328,7 +330,10 @@ Deno.test("downloadMedia rejects media above maxBytes", async () => {
     using media = mediaClient(sim);
     const info = await media.client.getMediaInfo(AUTH, mediaId);
     const err = await rejection(
-      media.client.downloadMedia(AUTH, info.url, { maxBytes: 2047 }),
+      media.client.downloadMedia(AUTH, info.url, {
+        maxBytes: 2047,
+        write: () => Promise.resolve(),
+      }),
     );
     assert.equal(err.category, "media_too_large");
     assert.equal(err.retryable, false);
@@ -341,7 +346,10 @@ Deno.test("downloadMedia refuses the simulator's URL unless its host is a media 
     const client = createGraphClient({ baseUrl: sim.graphUrl });
     const info = await client.getMediaInfo(AUTH, mediaId);
     const err = await rejection(
-      client.downloadMedia(AUTH, info.url, { maxBytes: 1024 }),
+      client.downloadMedia(AUTH, info.url, {
+        maxBytes: 1024,
+        write: () => Promise.resolve(),
+      }),
     );
     assert.equal(err.category, "media_host_not_allowed");
     assert.match(err.message, /"127\.0\.0\.1": it is not a media host/);

@@ -3,7 +3,7 @@ import type { Clock } from "../../clock.ts";
 import type { SecretBox } from "../../crypto.ts";
 import type { Logger } from "../../log.ts";
 import { AppError } from "../../errors.ts";
-import { sha256Stream } from "../../crypto.ts";
+import { createHash } from "node:crypto";
 import { addMs, toDbTime } from "../../db/time.ts";
 import type { GraphApi } from "../../upstream/graph_api.ts";
 import type { BlobStore } from "../../storage/blob_store.ts";
@@ -93,29 +93,36 @@ export async function downloadInboundMedia(
         `Media "${media.id}" is ${info.fileSize} bytes, above the ${deps.config.mediaMaxBytes} byte limit`,
       );
     }
-    const file = await deps.graph.downloadMedia(auth, info.url, {
-      maxBytes: deps.config.mediaMaxBytes,
-      ...(attempt.signal ? { signal: attempt.signal } : {}),
-    });
-    // Streamed into the store; a failed hash check fails the stream before the store publishes it.
-    let digest = { sha256: "", size: 0 };
-    const checked = file.body.pipeThrough(sha256Stream((d) => {
-      if (!sameHash(info.sha256 ?? media.sha256, d.sha256)) {
+    // Streamed from the upstream into the store chunk by chunk, never held whole;
+    // a failed hash check throws before the store publishes anything.
+    const hash = createHash("sha256");
+    let sizeBytes = 0;
+    let sha256 = "";
+    const mimeType = info.mimeType || media.mime_type;
+    await deps.blobs.put(media.storage_key, async (write) => {
+      await deps.graph.downloadMedia(auth, info.url, {
+        maxBytes: deps.config.mediaMaxBytes,
+        ...(attempt.signal ? { signal: attempt.signal } : {}),
+        write: async (chunk) => {
+          hash.update(chunk);
+          sizeBytes += chunk.byteLength;
+          await write(chunk);
+        },
+      });
+      sha256 = hash.digest("hex");
+      if (!sameHash(info.sha256 ?? media.sha256, sha256)) {
         throw new AppError(
           "UPSTREAM_ERROR",
           `Media "${media.id}" failed its sha256 check: the download is corrupt`,
           { retryable: true },
         );
       }
-      digest = d;
-    }));
-    const mimeType = info.mimeType || media.mime_type;
-    await deps.blobs.put(media.storage_key, checked, { contentType: mimeType });
+    }, { contentType: mimeType });
     const now = toDbTime(deps.clock.now());
     await deps.db.transaction().execute(async (trx) => {
       await markMediaStored(trx, media.id, {
-        sha256: digest.sha256,
-        sizeBytes: digest.size,
+        sha256,
+        sizeBytes,
         mimeType,
         now,
       });
