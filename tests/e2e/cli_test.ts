@@ -261,3 +261,13 @@ Deno.test("admin commands without SECRET_KEY exit non-zero and name the variable
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("serve without PUBLIC_BASE_URL exits non-zero and names the variable", async () => {
+  await withDb(async (env) => {
+    const r = await runCli(["serve"], { ...env, PORT: "0" });
+    assert.equal(r.code, 1, r.stdout + r.stderr);
+    assert.match(r.stderr, /PUBLIC_BASE_URL/);
+    assert.match(r.stderr, /never from a request's Host header/);
+    assertCleanError(r);
+  });
+});
