@@ -10,8 +10,8 @@ import { prepareDev, writeDevCredentials } from "./dev.ts";
 /** `serve`: production mode with the configuration from the environment. */
 export async function serveCommand(_args: string[]): Promise<number> {
   const config = loadConfig(readEnv());
-  assertServeConfig(config);
   await using container = createContainer(config);
+  assertServeConfig(config);
   await migrateToLatest(container.db);
   const running = serve(
     container,
