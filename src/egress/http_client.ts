@@ -93,7 +93,7 @@ interface Exchange {
 
 const decoder = new TextDecoder();
 
-/** Sends webhook deliveries to user-supplied URLs, dialling only addresses that pass checkAddress. */
+/** Sends webhook deliveries (and media downloads) to outside URLs, dialling only addresses that pass checkAddress. */
 export class EgressClient {
   #rules: { allowPrivate: boolean; allowHttp: boolean };
   #resolver: Resolver;

@@ -1,4 +1,4 @@
-// Downloads inbound media from the upstream's media hosts as a stream.
+// Downloads inbound media from the upstream's media hosts, chunk by chunk.
 // Reference §5: the URL from GET /{media-id} is on Meta's CDN
 // (lookaside.fbsbx.com) and answers only with the channel's bearer token, so
 // MEDIA_DOWNLOAD_HOSTS is exactly where the token may go besides the Graph API;
