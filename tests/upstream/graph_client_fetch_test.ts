@@ -1,22 +1,13 @@
 import assert from "node:assert/strict";
-import { type GraphAuth, UpstreamError } from "../../src/upstream/graph_api.ts";
+import type { GraphAuth } from "../../src/upstream/graph_api.ts";
 import { createGraphClient } from "../../src/upstream/graph_client.ts";
+import { rejection } from "./_rejection.ts";
 
 const AUTH: GraphAuth = {
   phoneNumberId: "106540352242922",
   accessToken: "tok",
 };
 const TO = "5491122334455";
-
-async function rejection(p: Promise<unknown>): Promise<UpstreamError> {
-  try {
-    await p;
-  } catch (err) {
-    assert.ok(err instanceof UpstreamError, `not an UpstreamError: ${err}`);
-    return err;
-  }
-  assert.fail("expected the call to fail");
-}
 
 Deno.test("getMediaInfo accepts file_size as a number or a string", async () => {
   for (const fileSize of [42, "42"]) {

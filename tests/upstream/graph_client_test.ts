@@ -6,6 +6,7 @@ import { EgressClient } from "../../src/egress/http_client.ts";
 import { type Simulator, startSimulator } from "../../src/simulator/server.ts";
 import { startWebhookReceiver } from "../../src/simulator/webhook_receiver.ts";
 import { freePort } from "../_support/wait.ts";
+import { rejection } from "./_rejection.ts";
 
 const AUTH: GraphAuth = {
   phoneNumberId: "106540352242922",
@@ -31,16 +32,6 @@ async function behave(sim: Simulator, patch: unknown): Promise<void> {
     body: JSON.stringify(patch),
   });
   assert.equal(res.status, 200, await res.text());
-}
-
-async function rejection(p: Promise<unknown>): Promise<UpstreamError> {
-  try {
-    await p;
-  } catch (err) {
-    assert.ok(err instanceof UpstreamError, `not an UpstreamError: ${err}`);
-    return err;
-  }
-  assert.fail("expected the call to fail");
 }
 
 const MESSAGES: Record<string, Record<string, unknown>> = {

@@ -2,13 +2,14 @@
 // where the token may go, what the SSRF guard refuses, and the size limit.
 import assert from "node:assert/strict";
 import { EgressClient } from "../../src/egress/http_client.ts";
-import { type GraphAuth, UpstreamError } from "../../src/upstream/graph_api.ts";
+import type { GraphAuth } from "../../src/upstream/graph_api.ts";
 import { createGraphClient } from "../../src/upstream/graph_client.ts";
 import {
   type FaultServer,
   respond,
   startFaultServer,
 } from "../_support/fault_server.ts";
+import { rejection } from "./_rejection.ts";
 
 const AUTH: GraphAuth = { phoneNumberId: "1065", accessToken: "EAAG-secret" };
 /** Names the tests resolve to 127.0.0.1 (where the fault server listens). */
@@ -54,16 +55,6 @@ async function rig(
       await server.close();
     },
   };
-}
-
-async function rejection(p: Promise<unknown>): Promise<UpstreamError> {
-  try {
-    await p;
-  } catch (err) {
-    assert.ok(err instanceof UpstreamError, `not an UpstreamError: ${err}`);
-    return err;
-  }
-  assert.fail("expected the download to fail");
 }
 
 function header(server: FaultServer, i: number, name: string) {
