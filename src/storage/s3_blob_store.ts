@@ -1,6 +1,6 @@
 import { AwsClient } from "aws4fetch";
 import { contentDisposition } from "./content_disposition.ts";
-import { sha256Hex } from "../crypto.ts";
+import { createHash } from "node:crypto";
 import { AppError } from "../errors.ts";
 import {
   assertBlobKey,
@@ -66,11 +66,17 @@ export function createS3BlobStore(opts: S3BlobStoreOptions): BlobStore {
     key: string,
     init: RequestInit & { url: URL },
   ): Promise<Response> {
-    const { url, ...rest } = init;
-    const request = await client.sign(url, rest);
+    const { url, body, ...rest } = init;
+    // For S3 the signature covers the X-Amz-Content-Sha256 header, not the body, so the
+    // body goes to fetch as is: a Request built around it would be one more copy of a 5 MiB part.
+    const signed = await client.sign(url, rest);
     let res: Response;
     try {
-      res = await doFetch(request);
+      res = await doFetch(signed.url, {
+        method: signed.method,
+        headers: signed.headers,
+        body,
+      });
     } catch (err) {
       throw new AppError(
         "SERVICE_UNAVAILABLE",
@@ -99,7 +105,7 @@ export function createS3BlobStore(opts: S3BlobStoreOptions): BlobStore {
       // A real payload hash (not UNSIGNED-PAYLOAD) lets S3 refuse bytes corrupted on the way.
       headers: {
         "Content-Type": contentType,
-        "X-Amz-Content-Sha256": await sha256Hex(bytes),
+        "X-Amz-Content-Sha256": payloadHash(bytes),
       },
       body: bytes as BodyInit,
     });
@@ -126,7 +132,7 @@ export function createS3BlobStore(opts: S3BlobStoreOptions): BlobStore {
         const res = await send("store", key, {
           url: at({ partNumber: String(etags.length + 1) }),
           method: "PUT",
-          headers: { "X-Amz-Content-Sha256": await sha256Hex(part) },
+          headers: { "X-Amz-Content-Sha256": payloadHash(part) },
           body: part as BodyInit,
         });
         await stored(key, res);
@@ -279,6 +285,11 @@ export function createS3BlobStore(opts: S3BlobStoreOptions): BlobStore {
 
 /** S3's smallest part (but the last). */
 const PART_BYTES = 5 * 1024 * 1024;
+
+/** Hex SHA-256 of a payload, hashed in place (WebCrypto would copy it first). */
+function payloadHash(bytes: Uint8Array): string {
+  return createHash("sha256").update(bytes).digest("hex");
+}
 
 function withQuery(url: URL, query: Record<string, string>): URL {
   const out = new URL(url);
