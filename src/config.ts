@@ -37,6 +37,17 @@ const EnvSchema = z.object({
   MEDIA_MAX_BYTES: z.coerce.number().int().positive().default(
     100 * 1024 * 1024,
   ),
+  MEDIA_DOWNLOAD_HOSTS: z.string().default("lookaside.fbsbx.com").transform(
+    (v) => v.split(",").map((h) => h.trim().toLowerCase()).filter(Boolean),
+  ).pipe(
+    z.array(
+      z.string().regex(
+        /^(\*\.)?[a-z0-9.:-]+$/,
+        "must be host names, e.g. lookaside.fbsbx.com or *.fbsbx.com",
+      ),
+    ).min(1),
+  ),
+  MEDIA_DOWNLOAD_ALLOW_PRIVATE_NETWORKS: bool.default(false),
   // Longer than the Graph API timeout (15 s), so a deploy lets in-flight sends finish.
   SHUTDOWN_DRAIN_MS: z.coerce.number().int().min(0).default(20_000),
 });
@@ -75,6 +86,10 @@ export interface Config {
   readonly bodyLimitBytes: number;
   readonly sendRatePerSecond: number;
   readonly mediaMaxBytes: number;
+  /** Hosts inbound media is downloaded from (exact, or `*.suffix`); the only hosts besides the Graph API that see a channel token. */
+  readonly mediaDownloadHosts: readonly string[];
+  /** Lets media downloads reach loopback/private addresses over plain http (dev and tests: the simulator). */
+  readonly mediaDownloadAllowPrivate: boolean;
   readonly shutdownDrainMs: number;
 }
 
@@ -123,8 +138,19 @@ export function loadConfig(
     bodyLimitBytes: e.BODY_LIMIT_BYTES,
     sendRatePerSecond: e.SEND_RATE_PER_SECOND,
     mediaMaxBytes: e.MEDIA_MAX_BYTES,
+    mediaDownloadHosts: Object.freeze(e.MEDIA_DOWNLOAD_HOSTS),
+    mediaDownloadAllowPrivate: e.MEDIA_DOWNLOAD_ALLOW_PRIVATE_NETWORKS,
     shutdownDrainMs: e.SHUTDOWN_DRAIN_MS,
   });
+}
+
+/** What `serve` needs beyond loadConfig; throws a ConfigError that names the missing variable. */
+export function assertServeConfig(config: Config): void {
+  if (!config.publicBaseUrl) {
+    throw new ConfigError(
+      "Cannot start serve: set PUBLIC_BASE_URL (this server's public origin, e.g. https://api.example.com; signed media URLs are built from it, never from a request's Host header)",
+    );
+  }
 }
 
 /** Reads the process environment (the only place that touches Deno.env). */

@@ -76,6 +76,12 @@ export function createContainer(
     ...(overrides.resolver ? { resolver: overrides.resolver } : {}),
     ...(overrides.egressCaCerts ? { caCerts: overrides.egressCaCerts } : {}),
   });
+  // Inbound media downloads: only MEDIA_DOWNLOAD_HOSTS, only checked addresses.
+  const mediaEgress = new EgressClient({
+    allowPrivate: config.mediaDownloadAllowPrivate,
+    allowHttp: config.mediaDownloadAllowPrivate,
+    ...(overrides.resolver ? { resolver: overrides.resolver } : {}),
+  });
   return {
     config,
     db,
@@ -84,7 +90,10 @@ export function createContainer(
     log,
     secrets: new SecretBox(config.secretKey, MISSING_SECRET_KEY),
     graph: overrides.graph ??
-      createGraphClient({ baseUrl: config.metaGraphUrl }),
+      createGraphClient({
+        baseUrl: config.metaGraphUrl,
+        media: { egress: mediaEgress, hosts: config.mediaDownloadHosts },
+      }),
     blobs: overrides.blobs ?? createBlobStore(config),
     governor: new SendGovernor({
       defaultRatePerSecond: config.sendRatePerSecond,
@@ -96,6 +105,7 @@ export function createContainer(
     commits: new GroupCommit(db),
     async [Symbol.asyncDispose]() {
       egress.close();
+      mediaEgress.close();
       await db.destroy();
     },
   };

@@ -90,6 +90,7 @@ export async function createHarness(
     WEBHOOK_ALLOW_PRIVATE_NETWORKS: "true",
     WEBHOOK_ALLOW_HTTP: "true",
     MEDIA_STORE: `file:${dir}/media`,
+    PUBLIC_BASE_URL: "http://localhost",
     LOG_LEVEL: "silent",
     ...options.env,
   });

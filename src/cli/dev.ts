@@ -92,6 +92,10 @@ export async function prepareDev(
     META_VERIFY_TOKEN: "dev-verify-token",
     WEBHOOK_ALLOW_PRIVATE_NETWORKS: "true",
     WEBHOOK_ALLOW_HTTP: "true",
+    // Media URLs name this server; media comes from the simulator on 127.0.0.1.
+    PUBLIC_BASE_URL: `http://localhost:${env.PORT ?? 8080}`,
+    MEDIA_DOWNLOAD_HOSTS: "127.0.0.1",
+    MEDIA_DOWNLOAD_ALLOW_PRIVATE_NETWORKS: "true",
     ...env,
     DATA_DIR: dataDir,
     SECRET_KEY: env.SECRET_KEY ||

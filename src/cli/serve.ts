@@ -1,4 +1,4 @@
-import { loadConfig, readEnv } from "../config.ts";
+import { assertServeConfig, loadConfig, readEnv } from "../config.ts";
 import { createContainer } from "../container.ts";
 import { migrateToLatest } from "../db/migrator.ts";
 import { createApp } from "../http/app.ts";
@@ -11,6 +11,7 @@ import { devMetaAppSecret, prepareDev, writeDevCredentials } from "./dev.ts";
 export async function serveCommand(_args: string[]): Promise<number> {
   const config = loadConfig(readEnv());
   await using container = createContainer(config);
+  assertServeConfig(config);
   await migrateToLatest(container.db);
   const running = serve(
     container,

@@ -7,11 +7,16 @@ import { Deadline } from "./deadline.ts";
 import { allowedAddresses, dial, poolKey } from "./dial.ts";
 import { EgressError, reasonOf } from "./errors.ts";
 import { encodeRequest } from "./http_parse.ts";
-import { readResponse, type ResponseRead } from "./http_read.ts";
+import {
+  type BodyWriter,
+  readResponse,
+  type ResponseRead,
+} from "./http_read.ts";
 import { type Resolver, systemResolver } from "./resolver.ts";
 import { parseTarget, type Target } from "./target.ts";
 
 export { EgressError, type EgressErrorKind } from "./errors.ts";
+export type { BodyWriter } from "./http_read.ts";
 
 export interface EgressRequest {
   method: "POST" | "GET";
@@ -27,6 +32,13 @@ export interface EgressRequest {
   excerptBytes?: number;
   /** Aborting rejects with EgressError("timeout", "Request was aborted before a complete response"). */
   signal?: AbortSignal;
+  /**
+   * Called once the final head is read: a writer returned here receives every body byte (up to maxBodyBytes)
+   * as it arrives, awaited before more is read; a writer that throws ends the exchange (EgressError("network") with it as cause).
+   */
+  onBody?: (
+    head: { status: number; headers: Headers },
+  ) => BodyWriter | undefined;
 }
 
 export interface EgressResponse {
@@ -71,13 +83,17 @@ interface Sent {
 interface Exchange {
   target: Target;
   bytes: Uint8Array;
-  limits: { maxBodyBytes: number; excerptBytes: number };
+  limits: {
+    maxBodyBytes: number;
+    excerptBytes: number;
+    onBody: EgressRequest["onBody"];
+  };
   deadline: Deadline;
 }
 
 const decoder = new TextDecoder();
 
-/** Sends webhook deliveries to user-supplied URLs, dialling only addresses that pass checkAddress. */
+/** Sends webhook deliveries (and media downloads) to outside URLs, dialling only addresses that pass checkAddress. */
 export class EgressClient {
   #rules: { allowPrivate: boolean; allowHttp: boolean };
   #resolver: Resolver;
@@ -117,6 +133,7 @@ export class EgressClient {
     const limits = {
       maxBodyBytes: req.maxBodyBytes ?? 65536,
       excerptBytes: req.excerptBytes ?? 1024,
+      onBody: req.onBody,
     };
     // setTimeout fires at once beyond 2^31-1 ms; nobody means more than 24 days.
     const timeoutMs = Math.min(req.timeoutMs, 2_147_483_647);

@@ -18,16 +18,21 @@ export interface ResponseRead {
   reusable: boolean;
 }
 
-/** Keeps the first bytes of the body and counts the rest, up to a limit. */
+/** Receives body bytes as they arrive; the chunk is only valid until the promise settles. */
+export type BodyWriter = (chunk: Uint8Array) => Promise<void>;
+
+/** Keeps the first bytes of the body and counts the rest, up to a limit; a writer also gets every byte. */
 class BodySink {
   readonly excerpt: Uint8Array;
   length = 0;
   bytes = 0;
   readonly max: number;
+  readonly #write: BodyWriter | undefined;
 
-  constructor(max: number, excerptBytes: number) {
+  constructor(max: number, excerptBytes: number, write?: BodyWriter) {
     this.max = max;
     this.excerpt = new Uint8Array(Math.min(excerptBytes, max));
+    this.#write = write;
   }
 
   get room(): number {
@@ -35,7 +40,7 @@ class BodySink {
   }
 
   /** Takes up to `count` bytes from the connection buffer. */
-  take(conn: Connection, count: number): void {
+  async take(conn: Connection, count: number): Promise<void> {
     const keep = Math.min(count, this.excerpt.byteLength - this.length);
     if (keep > 0) {
       this.excerpt.set(
@@ -44,15 +49,22 @@ class BodySink {
       );
       this.length += keep;
     }
+    if (this.#write) {
+      await this.#write(conn.buf.subarray(conn.start, conn.start + count));
+    }
     this.bytes += count;
     conn.consume(count);
   }
 }
 
-/** Reads the final response (skipping 1xx) and its body; throws EgressError. */
+/** Reads the final response (skipping 1xx) and its body; throws EgressError (or what the body writer throws). */
 export async function readResponse(
   conn: Connection,
-  options: { maxBodyBytes: number; excerptBytes: number },
+  options: {
+    maxBodyBytes: number;
+    excerptBytes: number;
+    onBody?: (head: ResponseHead) => BodyWriter | undefined;
+  },
 ): Promise<ResponseRead> {
   let head: ResponseHead;
   while (true) {
@@ -65,7 +77,11 @@ export async function readResponse(
     }
     if (head.status >= 200) break;
   }
-  const sink = new BodySink(options.maxBodyBytes, options.excerptBytes);
+  const sink = new BodySink(
+    options.maxBodyBytes,
+    options.excerptBytes,
+    options.onBody?.(head),
+  );
   let complete: boolean;
   switch (head.framing.kind) {
     case "none":
@@ -124,7 +140,7 @@ async function readLength(
     if (sink.room === 0) return false;
     if (conn.buffered === 0 && !(await conn.fill())) throw closedEarly();
     const count = Math.min(conn.buffered, remaining, sink.room);
-    sink.take(conn, count);
+    await sink.take(conn, count);
     remaining -= count;
   }
   return true;
@@ -134,7 +150,7 @@ async function readToEof(conn: Connection, sink: BodySink): Promise<boolean> {
   while (true) {
     if (conn.buffered > 0) {
       if (sink.room === 0) return false;
-      sink.take(conn, Math.min(conn.buffered, sink.room));
+      await sink.take(conn, Math.min(conn.buffered, sink.room));
     } else if (sink.room === 0) {
       return false;
     } else if (!(await conn.fill())) {
@@ -152,7 +168,7 @@ async function readChunked(conn: Connection, sink: BodySink): Promise<boolean> {
       if (sink.room === 0) return false;
       if (conn.buffered === 0 && !(await conn.fill())) throw closedEarly();
       const count = Math.min(conn.buffered, remaining, sink.room);
-      sink.take(conn, count);
+      await sink.take(conn, count);
       remaining -= count;
     }
     // Once the limit is hit, use only what is already buffered: never wait.

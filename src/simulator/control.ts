@@ -1,6 +1,7 @@
 import { Hono } from "hono";
 import { z } from "zod";
 import { handleInbound, InboundSchema } from "./inbound.ts";
+import { storeMedia } from "./media.ts";
 import {
   type Behaviour,
   DEFAULT_WABA_ID,
@@ -36,6 +37,12 @@ const NumberInput = z.strictObject({
   phoneNumberId: z.string().min(1),
   displayPhoneNumber: z.string().regex(/^\+?[0-9 ()-]{5,25}$/),
   wabaId: z.string().min(1).optional(),
+});
+
+/** A media object made in the simulator (large test files never travel as JSON). */
+const MediaInput = z.strictObject({
+  sizeBytes: z.number().int().min(0).max(512 * 1024 * 1024),
+  mimeType: z.string().min(1).default("application/octet-stream"),
 });
 
 const CallbackInput = z.strictObject({ url: z.url({ protocol: /^https?$/ }) });
@@ -144,6 +151,17 @@ export function controlRoutes(state: SimulatorState): Hono {
     };
     state.numbers.set(n.phoneNumberId, n);
     return Response.json(n);
+  });
+  app.post("/media", async (c) => {
+    const parsed = await parse(c.req.raw, MediaInput);
+    if ("error" in parsed) return parsed.error;
+    const bytes = new Uint8Array(parsed.data.sizeBytes);
+    // A cheap pattern that still changes every byte's neighbours: hashes tell files apart.
+    for (let i = 0; i < bytes.length; i++) {
+      bytes[i] = (i * 131 + (i >> 16)) & 255;
+    }
+    const media = await storeMedia(state, bytes, parsed.data.mimeType);
+    return Response.json({ id: media.id, sha256: media.sha256 });
   });
   app.get("/callback-url", () => Response.json({ url: state.callbackUrl }));
   app.post("/callback-url", async (c) => {

@@ -6,18 +6,31 @@ export interface BlobInfo {
   contentType: string | null;
 }
 
+/**
+ * Produces a blob's bytes by calling `write` for each chunk in order; the store is done with a chunk when
+ * its write settles (so the producer may reuse the buffer). Throwing publishes nothing.
+ */
+export type BlobProducer = (
+  write: (chunk: Uint8Array) => Promise<void>,
+) => Promise<void>;
+
+/** A blob's bytes in one piece, or produced chunk by chunk and written as they come (never held whole). */
+export type BlobBody = Uint8Array | BlobProducer;
+
 /** Where media bytes live: a directory on disk or an S3-compatible bucket. */
 export interface BlobStore {
   readonly kind: "disk" | "s3";
-  /** Writes atomically: readers never see a partial object. */
+  /** Writes atomically: readers never see a partial object, and a producer that throws publishes nothing. */
   put(
     key: string,
-    bytes: Uint8Array,
+    body: BlobBody,
     opts: { contentType: string },
   ): Promise<void>;
   get(
     key: string,
   ): Promise<{ bytes: Uint8Array; contentType: string | null } | null>;
+  /** The bytes as a stream (for serving without holding the file); the reader must consume or cancel it. */
+  open(key: string): Promise<BlobStream | null>;
   stat(key: string): Promise<BlobInfo | null>;
   /** Deleting a missing key is not an error. */
   delete(key: string): Promise<void>;
@@ -26,6 +39,12 @@ export interface BlobStore {
     key: string,
     opts: { expiresInSeconds: number; fileName?: string; contentType?: string },
   ): Promise<string | null>;
+}
+
+export interface BlobStream {
+  body: ReadableStream<Uint8Array>;
+  size: number;
+  contentType: string | null;
 }
 
 const MAX_KEY_LENGTH = 512;

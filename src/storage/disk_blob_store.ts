@@ -34,7 +34,7 @@ export function createDiskBlobStore(rootDir: string): BlobStore {
   return {
     kind: "disk",
 
-    async put(key, bytes, opts) {
+    async put(key, body, opts) {
       const path = pathOf(key);
       const dir = dirname(path);
       await Deno.mkdir(dir, { recursive: true });
@@ -45,7 +45,8 @@ export function createDiskBlobStore(rootDir: string): BlobStore {
         const file = await Deno.open(tmp, { write: true, createNew: true });
         try {
           await writeAll(file, header);
-          await writeAll(file, bytes);
+          if (body instanceof Uint8Array) await writeAll(file, body);
+          else await body((chunk) => writeAll(file, chunk));
           await file.sync();
         } finally {
           file.close();
@@ -69,34 +70,18 @@ export function createDiskBlobStore(rootDir: string): BlobStore {
     },
 
     async stat(key) {
-      const path = pathOf(key);
-      let file: Deno.FsFile;
-      try {
-        file = await Deno.open(path, { read: true });
-      } catch (err) {
-        if (isMissing(err)) return null;
-        throw err;
-      }
-      try {
-        const { size, isFile } = await file.stat();
-        if (!isFile) return null;
-        const prefix = await readExactly(file, PREFIX_LENGTH);
-        const headerLength = checkPrefix(key, prefix);
-        const { header } = decodeHeader(
-          key,
-          concat(
-            prefix,
-            await readExactly(file, headerLength),
-          ),
-        );
-        return {
-          key,
-          size: size - PREFIX_LENGTH - headerLength,
-          contentType: header.contentType,
-        };
-      } finally {
-        file.close();
-      }
+      const blob = await openBlob(pathOf(key), key);
+      blob?.file.close();
+      return blob && { key, size: blob.size, contentType: blob.contentType };
+    },
+
+    async open(key) {
+      const blob = await openBlob(pathOf(key), key);
+      return blob && {
+        body: blob.file.readable,
+        size: blob.size,
+        contentType: blob.contentType,
+      };
     },
 
     async delete(key) {
@@ -118,6 +103,43 @@ export function createDiskBlobStore(rootDir: string): BlobStore {
       return Promise.resolve(null);
     },
   };
+}
+
+/** Opens a blob file positioned at its first body byte; null when there is none. */
+async function openBlob(
+  path: string,
+  key: string,
+): Promise<
+  { file: Deno.FsFile; size: number; contentType: string | null } | null
+> {
+  let file: Deno.FsFile;
+  try {
+    file = await Deno.open(path, { read: true });
+  } catch (err) {
+    if (isMissing(err)) return null;
+    throw err;
+  }
+  try {
+    const { size, isFile } = await file.stat();
+    if (!isFile) {
+      file.close();
+      return null;
+    }
+    const prefix = await readExactly(file, PREFIX_LENGTH);
+    const headerLength = checkPrefix(key, prefix);
+    const { header } = decodeHeader(
+      key,
+      concat(prefix, await readExactly(file, headerLength)),
+    );
+    return {
+      file,
+      size: size - PREFIX_LENGTH - headerLength,
+      contentType: header.contentType,
+    };
+  } catch (err) {
+    file.close();
+    throw err;
+  }
 }
 
 function encodeHeader(header: Header): Uint8Array {

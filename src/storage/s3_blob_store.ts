@@ -1,6 +1,6 @@
 import { AwsClient } from "aws4fetch";
 import { contentDisposition } from "./content_disposition.ts";
-import { sha256Hex } from "../crypto.ts";
+import { createHash } from "node:crypto";
 import { AppError } from "../errors.ts";
 import {
   assertBlobKey,
@@ -20,6 +20,13 @@ export interface S3BlobStoreOptions {
   fetch?: typeof fetch;
   /** Time the presigned URLs start from; tests inject one to mint already expired URLs. */
   clock?: { now(): Date };
+}
+
+interface Multipart {
+  /** Uploads the next part; the buffer may be reused once this settles. */
+  put(part: Uint8Array): Promise<void>;
+  complete(): Promise<void>;
+  abort(): Promise<void>;
 }
 
 const BUCKET_REGEXP = /^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/;
@@ -59,11 +66,17 @@ export function createS3BlobStore(opts: S3BlobStoreOptions): BlobStore {
     key: string,
     init: RequestInit & { url: URL },
   ): Promise<Response> {
-    const { url, ...rest } = init;
-    const request = await client.sign(url, rest);
+    const { url, body, ...rest } = init;
+    // For S3 the signature covers the X-Amz-Content-Sha256 header, not the body, so the
+    // body goes to fetch as is: a Request built around it would be one more copy of a 5 MiB part.
+    const signed = await client.sign(url, rest);
     let res: Response;
     try {
-      res = await doFetch(request);
+      res = await doFetch(signed.url, {
+        method: signed.method,
+        headers: signed.headers,
+        body,
+      });
     } catch (err) {
       throw new AppError(
         "SERVICE_UNAVAILABLE",
@@ -81,26 +94,126 @@ export function createS3BlobStore(opts: S3BlobStoreOptions): BlobStore {
     );
   }
 
+  async function putObject(
+    key: string,
+    bytes: Uint8Array,
+    contentType: string,
+  ): Promise<void> {
+    const res = await send("store", key, {
+      url: urlOf(key),
+      method: "PUT",
+      // A real payload hash (not UNSIGNED-PAYLOAD) lets S3 refuse bytes corrupted on the way.
+      headers: {
+        "Content-Type": contentType,
+        "X-Amz-Content-Sha256": payloadHash(bytes),
+      },
+      body: bytes as BodyInit,
+    });
+    await stored(key, res);
+  }
+
+  /** A multipart upload: the object appears only when `complete` succeeds. */
+  async function startMultipart(
+    key: string,
+    contentType: string,
+  ): Promise<Multipart> {
+    const url = urlOf(key);
+    const started = await send("store", key, {
+      url: withQuery(url, { uploads: "" }),
+      method: "POST",
+      headers: { "Content-Type": contentType },
+    });
+    const uploadId = xmlText(await stored(key, started), "UploadId");
+    const at = (query: Record<string, string>) =>
+      withQuery(url, { ...query, uploadId });
+    const etags: string[] = [];
+    return {
+      async put(part) {
+        const res = await send("store", key, {
+          url: at({ partNumber: String(etags.length + 1) }),
+          method: "PUT",
+          headers: { "X-Amz-Content-Sha256": payloadHash(part) },
+          body: part as BodyInit,
+        });
+        await stored(key, res);
+        etags.push(res.headers.get("ETag") ?? "");
+      },
+      async complete() {
+        const res = await send("store", key, {
+          url: at({}),
+          method: "POST",
+          headers: { "Content-Type": "application/xml" },
+          body: `<CompleteMultipartUpload>${
+            etags.map((etag, i) =>
+              `<Part><PartNumber>${
+                i + 1
+              }</PartNumber><ETag>${etag}</ETag></Part>`
+            ).join("")
+          }</CompleteMultipartUpload>`,
+        });
+        // S3 can answer 200 and still fail the completion in the body.
+        const answer = await stored(key, res);
+        if (answer.includes("<Error>")) {
+          throw new AppError(
+            "SERVICE_UNAVAILABLE",
+            `Cannot store blob "${key}": storage did not complete the upload`,
+            { cause: new Error(answer.slice(0, 2000)), retryable: true },
+          );
+        }
+      },
+      async abort() {
+        // Best effort: a bucket lifecycle rule cleans up what this cannot.
+        await send("abort", key, { url: at({}), method: "DELETE" })
+          .then((res) => res.body?.cancel(), () => {});
+      },
+    };
+  }
+
+  /** The response text of a store call; a 404 means the bucket is missing. */
+  async function stored(key: string, res: Response): Promise<string> {
+    const text = await res.text();
+    if (res.status === 404) {
+      throw new AppError(
+        "INTERNAL_ERROR",
+        `Cannot store blob "${key}": bucket "${opts.bucket}" does not exist`,
+      );
+    }
+    return text;
+  }
+
   return {
     kind: "s3",
 
-    async put(key, bytes, { contentType }) {
-      const res = await send("store", key, {
-        url: urlOf(key),
-        method: "PUT",
-        // A real payload hash (not UNSIGNED-PAYLOAD) lets S3 refuse bytes corrupted on the way.
-        headers: {
-          "Content-Type": contentType,
-          "X-Amz-Content-Sha256": await sha256Hex(bytes),
-        },
-        body: bytes as BodyInit,
-      });
-      await res.body?.cancel();
-      if (res.status === 404) {
-        throw new AppError(
-          "INTERNAL_ERROR",
-          `Cannot store blob "${key}": bucket "${opts.bucket}" does not exist`,
-        );
+    async put(key, body, { contentType }) {
+      if (body instanceof Uint8Array) {
+        return await putObject(key, body, contentType);
+      }
+      // One part in memory, reused; a body under one part is one plain PUT.
+      const part = new Uint8Array(PART_BYTES);
+      let length = 0;
+      let upload: Multipart | undefined;
+      try {
+        await body(async (chunk) => {
+          while (chunk.length > 0) {
+            const n = Math.min(chunk.length, PART_BYTES - length);
+            part.set(chunk.subarray(0, n), length);
+            length += n;
+            chunk = chunk.subarray(n);
+            if (length === PART_BYTES) {
+              upload ??= await startMultipart(key, contentType);
+              await upload.put(part);
+              length = 0;
+            }
+          }
+        });
+        if (!upload) {
+          return await putObject(key, part.subarray(0, length), contentType);
+        }
+        if (length > 0) await upload.put(part.subarray(0, length));
+        await upload.complete();
+      } catch (err) {
+        await upload?.abort();
+        throw err;
       }
     },
 
@@ -112,6 +225,19 @@ export function createS3BlobStore(opts: S3BlobStoreOptions): BlobStore {
       }
       return {
         bytes: new Uint8Array(await res.arrayBuffer()),
+        contentType: res.headers.get("Content-Type"),
+      };
+    },
+
+    async open(key) {
+      const res = await send("read", key, { url: urlOf(key), method: "GET" });
+      if (res.status === 404 || !res.body) {
+        await res.body?.cancel();
+        return null;
+      }
+      return {
+        body: res.body,
+        size: Number(res.headers.get("Content-Length") ?? 0),
         contentType: res.headers.get("Content-Type"),
       };
     },
@@ -155,6 +281,32 @@ export function createS3BlobStore(opts: S3BlobStoreOptions): BlobStore {
       return signed.url;
     },
   };
+}
+
+/** S3's smallest part (but the last). */
+const PART_BYTES = 5 * 1024 * 1024;
+
+/** Hex SHA-256 of a payload, hashed in place (WebCrypto would copy it first). */
+function payloadHash(bytes: Uint8Array): string {
+  return createHash("sha256").update(bytes).digest("hex");
+}
+
+function withQuery(url: URL, query: Record<string, string>): URL {
+  const out = new URL(url);
+  for (const [k, v] of Object.entries(query)) out.searchParams.set(k, v);
+  return out;
+}
+
+function xmlText(xml: string, tag: string): string {
+  const match = new RegExp(`<${tag}>([^<]+)</${tag}>`).exec(xml);
+  if (!match) {
+    throw new AppError(
+      "SERVICE_UNAVAILABLE",
+      `Storage answered without <${tag}>`,
+      { retryable: true },
+    );
+  }
+  return match[1]!;
 }
 
 function normalisePrefix(prefix: string): string {

@@ -24,7 +24,6 @@ export interface MediaInfo {
 }
 
 export interface DownloadedMedia {
-  bytes: Uint8Array;
   contentType: string | null;
 }
 
@@ -51,11 +50,19 @@ export interface GraphApi {
     mediaId: string,
     opts?: { signal?: AbortSignal },
   ): Promise<MediaInfo>;
-  /** Downloads media bytes; rejects above maxBytes (category media_too_large, permanent). */
+  /**
+   * Streams media bytes from a media host (never another: the token goes with the request) into `write`,
+   * awaited per chunk (a chunk is only valid until then); rejects above maxBytes (category media_too_large,
+   * permanent). What `write` throws is rethrown as is.
+   */
   downloadMedia(
     auth: GraphAuth,
     url: string,
-    opts: { maxBytes: number; signal?: AbortSignal },
+    opts: {
+      maxBytes: number;
+      signal?: AbortSignal;
+      write: (chunk: Uint8Array) => Promise<void>;
+    },
   ): Promise<DownloadedMedia>;
 }
 

@@ -6,7 +6,13 @@ import type {
   SendResult,
 } from "./graph_api.ts";
 import { UpstreamError } from "./graph_api.ts";
-import { classifyGraphError } from "./graph_errors.ts";
+import { classifyGraphError, parseJson } from "./graph_errors.ts";
+import { EgressClient } from "../egress/http_client.ts";
+import {
+  DEFAULT_MEDIA_HOSTS,
+  downloadMediaInto,
+  type MediaDownloadRules,
+} from "./media_download.ts";
 
 export interface GraphClientOptions {
   /** META_GRAPH_URL, e.g. https://graph.facebook.com/v22.0 or http://127.0.0.1:PORT/v22.0. */
@@ -14,6 +20,10 @@ export interface GraphClientOptions {
   fetch?: typeof fetch;
   /** Per-call deadline; default 15 s. */
   timeoutMs?: number;
+  /** Media downloads: the SSRF-guarded client and the hosts allowed; default Meta's CDN, public https only. */
+  media?: { egress: EgressClient; hosts: readonly string[] };
+  /** Deadline of one whole media download; default 5 minutes (the URL's lifetime). */
+  mediaTimeoutMs?: number;
 }
 
 interface CallOptions {
@@ -25,12 +35,21 @@ interface CallOptions {
 }
 
 const DEFAULT_TIMEOUT_MS = 15_000;
+const DEFAULT_MEDIA_TIMEOUT_MS = 300_000;
 
 /** The real Graph API client (also used against the simulator). */
 export function createGraphClient(options: GraphClientOptions): GraphApi {
   const base = options.baseUrl.replace(/\/+$/, "");
   const doFetch = options.fetch ?? globalThis.fetch;
   const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+  let media: MediaDownloadRules | undefined;
+  const mediaRules = () =>
+    media ??= {
+      egress: options.media?.egress ??
+        new EgressClient({ allowPrivate: false, allowHttp: false }),
+      hosts: options.media?.hosts ?? DEFAULT_MEDIA_HOSTS,
+      timeoutMs: options.mediaTimeoutMs ?? DEFAULT_MEDIA_TIMEOUT_MS,
+    };
 
   async function request(
     url: string,
@@ -145,20 +164,12 @@ export function createGraphClient(options: GraphClientOptions): GraphApi {
       };
     },
 
-    async downloadMedia(auth, url, opts): Promise<DownloadedMedia> {
-      const res = await request(url, auth, {
-        method: "GET",
-        signal: opts.signal,
-        subject: "the media download",
+    downloadMedia(auth, url, opts): Promise<DownloadedMedia> {
+      return downloadMediaInto(mediaRules(), {
+        accessToken: auth.accessToken,
+        url,
+        ...opts,
       });
-      if (!res.ok) {
-        const body = parseJson(await res.text().catch(() => ""));
-        throw classifyGraphError(res.status, body, res.headers, {
-          subject: "the media download",
-        });
-      }
-      const bytes = await readLimited(res, opts.maxBytes, timeoutMs);
-      return { bytes, contentType: res.headers.get("content-type") };
     },
   };
 }
@@ -187,65 +198,11 @@ function messagesUrl(base: string, auth: GraphAuth): string {
   return `${base}/${encodeURIComponent(auth.phoneNumberId)}/messages`;
 }
 
-function parseJson(text: string): unknown {
-  try {
-    return JSON.parse(text);
-  } catch {
-    return undefined;
-  }
-}
-
 function firstOf(value: unknown): Record<string, unknown> | undefined {
   const first = Array.isArray(value) ? value[0] : undefined;
   return typeof first === "object" && first !== null
     ? first as Record<string, unknown>
     : undefined;
-}
-
-function tooLarge(maxBytes: number): UpstreamError {
-  return new UpstreamError(
-    `Cannot download media: it is larger than ${maxBytes} bytes`,
-    { category: "media_too_large", retryable: false },
-  );
-}
-
-/** Reads a body, stopping (and cancelling the stream) as soon as it passes maxBytes. */
-async function readLimited(
-  res: Response,
-  maxBytes: number,
-  timeoutMs: number,
-): Promise<Uint8Array> {
-  const declared = Number(res.headers.get("content-length"));
-  if (Number.isFinite(declared) && declared > maxBytes) {
-    await res.body?.cancel();
-    throw tooLarge(maxBytes);
-  }
-  if (!res.body) return new Uint8Array();
-  const chunks: Uint8Array[] = [];
-  let total = 0;
-  const reader = res.body.getReader();
-  try {
-    while (true) {
-      const { done, value } = await reader.read();
-      if (done) break;
-      total += value.byteLength;
-      if (total > maxBytes) {
-        await reader.cancel();
-        throw tooLarge(maxBytes);
-      }
-      chunks.push(value);
-    }
-  } catch (err) {
-    if (err instanceof UpstreamError) throw err;
-    throw networkError(err, { timedOut: false, timeoutMs });
-  }
-  const out = new Uint8Array(total);
-  let offset = 0;
-  for (const chunk of chunks) {
-    out.set(chunk, offset);
-    offset += chunk.byteLength;
-  }
-  return out;
 }
 
 function networkError(

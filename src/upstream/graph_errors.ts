@@ -232,3 +232,12 @@ export function classifyGraphError(
     },
   });
 }
+
+/** A response body as JSON, or undefined when it is not JSON. */
+export function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}

@@ -51,6 +51,9 @@ export async function createMessagingHarness(
     env: {
       META_GRAPH_URL: simulator.graphUrl,
       META_APP_SECRET: APP_SECRET,
+      // The simulator serves media from 127.0.0.1 over http.
+      MEDIA_DOWNLOAD_HOSTS: "127.0.0.1",
+      MEDIA_DOWNLOAD_ALLOW_PRIVATE_NETWORKS: "true",
       ...options.env,
     },
   });

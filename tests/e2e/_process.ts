@@ -39,6 +39,8 @@ const APP_ENV = new Set([
   "BODY_LIMIT_BYTES",
   "SEND_RATE_PER_SECOND",
   "MEDIA_MAX_BYTES",
+  "MEDIA_DOWNLOAD_HOSTS",
+  "MEDIA_DOWNLOAD_ALLOW_PRIVATE_NETWORKS",
   "SHUTDOWN_DRAIN_MS",
   "SIMULATOR_PORT",
 ]);
@@ -221,13 +223,17 @@ export async function startServer(
   const ownDir = !options.dataDir;
   const dataDir = options.dataDir ??
     await Deno.makeTempDir({ prefix: "bm-e2e-" });
+  const baseUrl = `http://127.0.0.1:${port}`;
   const env: Record<string, string> = {
     ...(options.defaultHost ? {} : { HOST: "127.0.0.1" }),
+    PUBLIC_BASE_URL: baseUrl,
+    // The simulator (the only upstream in these tests) serves media from 127.0.0.1 over http.
+    MEDIA_DOWNLOAD_HOSTS: "127.0.0.1",
+    MEDIA_DOWNLOAD_ALLOW_PRIVATE_NETWORKS: "true",
     ...options.env,
     PORT: String(port),
     DATA_DIR: dataDir,
   };
-  const baseUrl = `http://127.0.0.1:${port}`;
   const startedAt = Date.now();
   const proc = new Proc([command], env);
   await waitUntilServing(

@@ -445,3 +445,13 @@ Deno.test("keys, channels and templates can be named instead of given by id", as
     assert.deepEqual([paused.language, paused.status], ["es_AR", "paused"]);
   });
 });
+
+Deno.test("serve without PUBLIC_BASE_URL exits non-zero and names the variable", async () => {
+  await withDb(async (env) => {
+    const r = await runCli(["serve"], { ...env, PORT: "0" });
+    assert.equal(r.code, 1, r.stdout + r.stderr);
+    assert.match(r.stderr, /PUBLIC_BASE_URL/);
+    assert.match(r.stderr, /never from a request's Host header/);
+    assertCleanError(r);
+  });
+});

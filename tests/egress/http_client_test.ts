@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { interim, raw, respond } from "../_support/fault_server.ts";
-import { decode, post, rig, text } from "./_client.ts";
+import { decode, failure, post, rig, text } from "./_client.ts";
 
 Deno.test("request reads a Content-Length response", async () => {
   await using t = await rig();
@@ -172,4 +172,57 @@ Deno.test("request stops reading at maxBodyBytes and closes the socket", async (
   assert.equal(chunked.reused, false, "a truncated response is not reused");
   assert.equal(chunked.bodyBytes, 1000);
   assert.equal(t.server.connections, 2);
+});
+
+Deno.test("onBody gets every body byte in order, in any framing, up to maxBodyBytes", async () => {
+  await using t = await rig();
+  const body = "0123456789".repeat(10_000);
+  t.server.script(
+    respond(200, { body }),
+    respond(200, { body, chunked: true }),
+    raw(`HTTP/1.1 200 OK\r\nConnection: close\r\n\r\n${body}`, { close: true }),
+    respond(200, { body }),
+    respond(404, { body: "missing" }),
+  );
+  const get = async (maxBodyBytes = 200_000) => {
+    const parts: string[] = [];
+    const heads: number[] = [];
+    const res = await t.client.request({
+      ...post(t),
+      method: "GET",
+      maxBodyBytes,
+      onBody: ({ status }) => {
+        heads.push(status);
+        if (status !== 200) return undefined;
+        // The chunk is the connection's buffer: decode it before returning.
+        return (chunk) => Promise.resolve(void parts.push(decode(chunk)));
+      },
+    });
+    return { res, received: parts.join(""), heads };
+  };
+  for (const framing of ["length", "chunked", "eof"]) {
+    const { res, received, heads } = await get();
+    assert.deepEqual(heads, [200], framing);
+    assert.equal(received, body, framing);
+    assert.equal(res.bodyBytes, body.length, framing);
+  }
+  const cut = await get(1234);
+  assert.equal(cut.received, body.slice(0, 1234));
+  assert.equal(cut.res.truncated, true);
+  const declined = await get();
+  assert.deepEqual([declined.heads, declined.received], [[404], ""]);
+  assert.equal(declined.res.excerpt, "missing", "the excerpt is still kept");
+});
+
+Deno.test("a body writer that throws ends the exchange as a network error with its cause", async () => {
+  await using t = await rig();
+  t.server.script(respond(200, { body: "x".repeat(50_000) }));
+  const broke = new Error("disk full");
+  const err = await failure(t.client.request({
+    ...post(t),
+    method: "GET",
+    onBody: () => () => Promise.reject(broke),
+  }));
+  assert.equal(err.kind, "network");
+  assert.equal(err.cause, broke);
 });

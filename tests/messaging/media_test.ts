@@ -167,3 +167,28 @@ messagingTest(
   },
   { env: { MEDIA_MAX_BYTES: "1024" } },
 );
+
+messagingTest(
+  "a signed media URL is built on PUBLIC_BASE_URL, whatever Host the request names",
+  async (h) => {
+    const message = await inboundImage(h, new Uint8Array(512).fill(3));
+    for (const origin of ["http://localhost", "http://evil.example:8080"]) {
+      const res = await h.request(
+        "GET",
+        `${origin}/api/v2/media/${message.mediaId}`,
+        { headers: { "x-forwarded-host": "evil.example" } },
+      );
+      assert.equal(res.status, 200, JSON.stringify(res.body));
+      const url = new URL(res.body.data.url);
+      assert.equal(url.origin, "https://media.example.com", origin);
+      assert.match(url.pathname, /^\/bm\/media\/download\//);
+      // The same link, asked of this server, serves the bytes.
+      const file = await download(
+        h,
+        `http://localhost${url.pathname.slice(3)}${url.search}`,
+      );
+      assert.equal(file.status, 200);
+    }
+  },
+  { env: { PUBLIC_BASE_URL: "https://media.example.com/bm/" } },
+);

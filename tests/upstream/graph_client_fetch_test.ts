@@ -1,48 +1,13 @@
 import assert from "node:assert/strict";
-import { type GraphAuth, UpstreamError } from "../../src/upstream/graph_api.ts";
+import type { GraphAuth } from "../../src/upstream/graph_api.ts";
 import { createGraphClient } from "../../src/upstream/graph_client.ts";
+import { rejection } from "./_rejection.ts";
 
 const AUTH: GraphAuth = {
   phoneNumberId: "106540352242922",
   accessToken: "tok",
 };
 const TO = "5491122334455";
-
-async function rejection(p: Promise<unknown>): Promise<UpstreamError> {
-  try {
-    await p;
-  } catch (err) {
-    assert.ok(err instanceof UpstreamError, `not an UpstreamError: ${err}`);
-    return err;
-  }
-  assert.fail("expected the call to fail");
-}
-
-Deno.test("downloadMedia stops reading a body without length past maxBytes", async () => {
-  const chunk = new Uint8Array(1024);
-  let pulled = 0;
-  const fakeFetch: typeof fetch = () =>
-    Promise.resolve(
-      new Response(
-        new ReadableStream<Uint8Array>({
-          pull(controller) {
-            pulled++;
-            controller.enqueue(chunk);
-          },
-        }),
-        { headers: { "Content-Type": "video/mp4" } },
-      ),
-    );
-  const client = createGraphClient({
-    baseUrl: "http://graph.test/v22.0",
-    fetch: fakeFetch,
-  });
-  const err = await rejection(
-    client.downloadMedia(AUTH, "http://graph.test/m", { maxBytes: 4096 }),
-  );
-  assert.equal(err.category, "media_too_large");
-  assert.ok(pulled < 10, `read ${pulled} chunks`);
-});
 
 Deno.test("getMediaInfo accepts file_size as a number or a string", async () => {
   for (const fileSize of [42, "42"]) {
@@ -98,21 +63,6 @@ Deno.test("the client sends bearer auth and JSON to the configured base URL", as
     text: { body: "Hola" },
     biz_opaque_callback_data: "m1",
   });
-});
-
-Deno.test("downloadMedia classifies a failed download by its status", async () => {
-  const fakeFetch: typeof fetch = () =>
-    Promise.resolve(new Response("<html>gone</html>", { status: 404 }));
-  const client = createGraphClient({
-    baseUrl: "http://graph.test/v22.0",
-    fetch: fakeFetch,
-  });
-  const err = await rejection(
-    client.downloadMedia(AUTH, "http://graph.test/m", { maxBytes: 10 }),
-  );
-  assert.equal(err.category, "not_found");
-  assert.equal(err.httpStatus, 404);
-  assert.equal(err.retryable, false);
 });
 
 Deno.test("sendMessage stops when the caller aborts, as a retryable network error", async () => {

@@ -2,9 +2,11 @@ import assert from "node:assert/strict";
 import { sha256Hex } from "../../src/crypto.ts";
 import { type GraphAuth, UpstreamError } from "../../src/upstream/graph_api.ts";
 import { createGraphClient } from "../../src/upstream/graph_client.ts";
+import { EgressClient } from "../../src/egress/http_client.ts";
 import { type Simulator, startSimulator } from "../../src/simulator/server.ts";
 import { startWebhookReceiver } from "../../src/simulator/webhook_receiver.ts";
 import { freePort } from "../_support/wait.ts";
+import { rejection } from "./_rejection.ts";
 
 const AUTH: GraphAuth = {
   phoneNumberId: "106540352242922",
@@ -30,16 +32,6 @@ async function behave(sim: Simulator, patch: unknown): Promise<void> {
     body: JSON.stringify(patch),
   });
   assert.equal(res.status, 200, await res.text());
-}
-
-async function rejection(p: Promise<unknown>): Promise<UpstreamError> {
-  try {
-    await p;
-  } catch (err) {
-    assert.ok(err instanceof UpstreamError, `not an UpstreamError: ${err}`);
-    return err;
-  }
-  assert.fail("expected the call to fail");
 }
 
 const MESSAGES: Record<string, Record<string, unknown>> = {
@@ -292,32 +284,66 @@ async function inboundImage(
   }
 }
 
+/** A client whose media downloads may reach the simulator on 127.0.0.1 (closed by the caller). */
+function mediaClient(sim: Simulator) {
+  const egress = new EgressClient({ allowPrivate: true, allowHttp: true });
+  const client = createGraphClient({
+    baseUrl: sim.graphUrl,
+    media: { egress, hosts: ["127.0.0.1"] },
+  });
+  return { client, [Symbol.dispose]: () => egress.close() };
+}
+
 Deno.test("getMediaInfo and downloadMedia round-trip the bytes", async () => {
   await withSim(async (sim) => {
     const bytes = crypto.getRandomValues(new Uint8Array(3000));
     const mediaId = await inboundImage(sim, bytes);
-    const client = createGraphClient({ baseUrl: sim.graphUrl });
-    const info = await client.getMediaInfo(AUTH, mediaId);
+    using media = mediaClient(sim);
+    const info = await media.client.getMediaInfo(AUTH, mediaId);
     assert.equal(info.mimeType, "image/png");
     assert.equal(info.fileSize, 3000);
     assert.equal(info.sha256, await sha256Hex(bytes));
-    const got = await client.downloadMedia(AUTH, info.url, { maxBytes: 3000 });
+    const chunks: Uint8Array<ArrayBuffer>[] = [];
+    const got = await media.client.downloadMedia(AUTH, info.url, {
+      maxBytes: 3000,
+      write: (chunk) => Promise.resolve(void chunks.push(chunk.slice())),
+    });
     assert.equal(got.contentType, "image/png");
-    assert.equal(await sha256Hex(got.bytes), info.sha256);
-    assert.deepEqual(got.bytes, bytes);
+    const received = new Uint8Array(await new Blob(chunks).arrayBuffer());
+    assert.equal(await sha256Hex(received), info.sha256);
+    assert.deepEqual(received, bytes);
   });
 });
 
 Deno.test("downloadMedia rejects media above maxBytes", async () => {
   await withSim(async (sim) => {
     const mediaId = await inboundImage(sim, new Uint8Array(2048));
-    const client = createGraphClient({ baseUrl: sim.graphUrl });
-    const info = await client.getMediaInfo(AUTH, mediaId);
+    using media = mediaClient(sim);
+    const info = await media.client.getMediaInfo(AUTH, mediaId);
     const err = await rejection(
-      client.downloadMedia(AUTH, info.url, { maxBytes: 2047 }),
+      media.client.downloadMedia(AUTH, info.url, {
+        maxBytes: 2047,
+        write: () => Promise.resolve(),
+      }),
     );
     assert.equal(err.category, "media_too_large");
     assert.equal(err.retryable, false);
+  });
+});
+
+Deno.test("downloadMedia refuses the simulator's URL unless its host is a media host", async () => {
+  await withSim(async (sim) => {
+    const mediaId = await inboundImage(sim, new Uint8Array(64));
+    const client = createGraphClient({ baseUrl: sim.graphUrl });
+    const info = await client.getMediaInfo(AUTH, mediaId);
+    const err = await rejection(
+      client.downloadMedia(AUTH, info.url, {
+        maxBytes: 1024,
+        write: () => Promise.resolve(),
+      }),
+    );
+    assert.equal(err.category, "media_host_not_allowed");
+    assert.match(err.message, /"127\.0\.0\.1": it is not a media host/);
   });
 });
 

@@ -3,7 +3,7 @@ import type { Clock } from "../../clock.ts";
 import type { SecretBox } from "../../crypto.ts";
 import type { Logger } from "../../log.ts";
 import { AppError } from "../../errors.ts";
-import { sha256Hex } from "../../crypto.ts";
+import { createHash } from "node:crypto";
 import { addMs, toDbTime } from "../../db/time.ts";
 import type { GraphApi } from "../../upstream/graph_api.ts";
 import type { BlobStore } from "../../storage/blob_store.ts";
@@ -93,27 +93,36 @@ export async function downloadInboundMedia(
         `Media "${media.id}" is ${info.fileSize} bytes, above the ${deps.config.mediaMaxBytes} byte limit`,
       );
     }
-    const file = await deps.graph.downloadMedia(auth, info.url, {
-      maxBytes: deps.config.mediaMaxBytes,
-      ...(attempt.signal ? { signal: attempt.signal } : {}),
-    });
-    const hex = await sha256Hex(file.bytes);
-    if (!sameHash(info.sha256 ?? media.sha256, hex)) {
-      throw new AppError(
-        "UPSTREAM_ERROR",
-        `Media "${media.id}" failed its sha256 check: the download is corrupt`,
-        { retryable: true },
-      );
-    }
+    // Streamed from the upstream into the store chunk by chunk, never held whole;
+    // a failed hash check throws before the store publishes anything.
+    const hash = createHash("sha256");
+    let sizeBytes = 0;
+    let sha256 = "";
     const mimeType = info.mimeType || media.mime_type;
-    await deps.blobs.put(media.storage_key, file.bytes, {
-      contentType: mimeType,
-    });
+    await deps.blobs.put(media.storage_key, async (write) => {
+      await deps.graph.downloadMedia(auth, info.url, {
+        maxBytes: deps.config.mediaMaxBytes,
+        ...(attempt.signal ? { signal: attempt.signal } : {}),
+        write: async (chunk) => {
+          hash.update(chunk);
+          sizeBytes += chunk.byteLength;
+          await write(chunk);
+        },
+      });
+      sha256 = hash.digest("hex");
+      if (!sameHash(info.sha256 ?? media.sha256, sha256)) {
+        throw new AppError(
+          "UPSTREAM_ERROR",
+          `Media "${media.id}" failed its sha256 check: the download is corrupt`,
+          { retryable: true },
+        );
+      }
+    }, { contentType: mimeType });
     const now = toDbTime(deps.clock.now());
     await deps.db.transaction().execute(async (trx) => {
       await markMediaStored(trx, media.id, {
-        sha256: hex,
-        sizeBytes: file.bytes.length,
+        sha256,
+        sizeBytes,
         mimeType,
         now,
       });
@@ -136,7 +145,6 @@ async function describe(
   deps: MediaDeps,
   media: MediaRow | undefined,
   ref: string,
-  baseUrl: string,
 ): Promise<MediaDescriptor> {
   if (!media) {
     throw new AppError("MEDIA_NOT_FOUND", `Cannot find media "${ref}"`);
@@ -149,17 +157,11 @@ async function describe(
         : `Media "${media.id}" could not be downloaded from the upstream`,
     );
   }
-  const expiresAt = addMs(deps.clock.now(), SIGNED_URL_TTL_SECONDS * 1000);
   const url = await deps.blobs.presignGet(media.storage_key, {
     expiresInSeconds: SIGNED_URL_TTL_SECONDS,
     fileName: media.file_name,
     contentType: media.mime_type,
-  }) ??
-    await signMediaUrl(deps.config.secretKey!, {
-      baseUrl: deps.config.publicBaseUrl ?? baseUrl,
-      mediaId: media.id,
-      expiresAt,
-    });
+  }) ?? await signOwnUrl(deps, media.id);
   return {
     id: media.id,
     url,
@@ -169,18 +171,31 @@ async function describe(
   };
 }
 
+/** A URL on PUBLIC_BASE_URL (never the request's Host header, which a client chooses). */
+async function signOwnUrl(deps: MediaDeps, mediaId: string): Promise<string> {
+  if (!deps.config.publicBaseUrl) {
+    throw new AppError(
+      "SERVICE_UNAVAILABLE",
+      "Cannot sign a media URL: PUBLIC_BASE_URL is not set",
+    );
+  }
+  return await signMediaUrl(deps.config.secretKey!, {
+    baseUrl: deps.config.publicBaseUrl,
+    mediaId,
+    expiresAt: addMs(deps.clock.now(), SIGNED_URL_TTL_SECONDS * 1000),
+  });
+}
+
 /** The media descriptor with a short-lived signed URL; another account's media is not found. */
 export async function getMediaDescriptor(
   deps: MediaDeps,
   accountId: string,
   id: string,
-  baseUrl: string,
 ): Promise<MediaDescriptor> {
   return await describe(
     deps,
     await findAccountMedia(deps.db, accountId, id),
     id,
-    baseUrl,
   );
 }
 
@@ -189,15 +204,14 @@ export async function getMediaDescriptorByKey(
   deps: MediaDeps,
   accountId: string,
   key: string,
-  baseUrl: string,
 ): Promise<MediaDescriptor> {
   const media = key.startsWith(`${accountId}/`)
     ? await findAccountMediaByKey(deps.db, accountId, key)
     : undefined;
-  return await describe(deps, media, key, baseUrl);
+  return await describe(deps, media, key);
 }
 
-/** Serves the bytes behind a URL this server signed (disk store). */
+/** Streams the bytes behind a URL this server signed (disk store); the caller must consume or cancel `body`. */
 export async function openSignedMedia(
   deps: MediaDeps,
   input: {
@@ -205,7 +219,14 @@ export async function openSignedMedia(
     expires: string | undefined;
     signature: string | undefined;
   },
-): Promise<{ bytes: Uint8Array; mimeType: string; disposition: string }> {
+): Promise<
+  {
+    body: ReadableStream<Uint8Array>;
+    size: number;
+    mimeType: string;
+    disposition: string;
+  }
+> {
   const check = await verifyMediaSignature(deps.config.secretKey!, {
     mediaId: input.mediaId,
     expires: input.expires,
@@ -222,7 +243,7 @@ export async function openSignedMedia(
   }
   const media = await findMediaById(deps.db, input.mediaId);
   const blob = media?.status === "stored"
-    ? await deps.blobs.get(media.storage_key)
+    ? await deps.blobs.open(media.storage_key)
     : null;
   if (!media || !blob) {
     throw new AppError(
@@ -231,7 +252,8 @@ export async function openSignedMedia(
     );
   }
   return {
-    bytes: blob.bytes,
+    body: blob.body,
+    size: blob.size,
     mimeType: media.mime_type,
     disposition: contentDisposition(media.file_name),
   };

@@ -53,10 +53,6 @@ const byKeyRoute = defineRoute("media:read", {
   },
 });
 
-function origin(url: string): string {
-  return new URL(url).origin;
-}
-
 export function mediaRoutes(container: Container): OpenAPIHono<AppEnv> {
   const app = newRouter();
   // by-key first: "/media/by-key" must not be read as an id.
@@ -68,7 +64,6 @@ export function mediaRoutes(container: Container): OpenAPIHono<AppEnv> {
         container,
         c.get("principal").accountId,
         key,
-        origin(c.req.url),
       ),
     );
   });
@@ -80,14 +75,13 @@ export function mediaRoutes(container: Container): OpenAPIHono<AppEnv> {
         container,
         c.get("principal").accountId,
         id,
-        origin(c.req.url),
       ),
     );
   });
   return app;
 }
 
-/** GET /media/download/:id?expires&signature: the bytes behind a URL this server signed. */
+/** GET /media/download/:id?expires&signature: the bytes behind a URL this server signed (on PUBLIC_BASE_URL). */
 export function mediaDownloadRoutes(container: Container): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
   app.get("/media/download/:id", async (c) => {
@@ -96,10 +90,11 @@ export function mediaDownloadRoutes(container: Container): Hono<AppEnv> {
       expires: c.req.query("expires"),
       signature: c.req.query("signature"),
     });
-    return new Response(file.bytes as BodyInit, {
+    // Streamed from the store: a large file is never held in memory.
+    return new Response(file.body, {
       headers: {
         "content-type": file.mimeType,
-        "content-length": String(file.bytes.length),
+        "content-length": String(file.size),
         "content-disposition": file.disposition,
         // The type comes from upstream data: never let a browser guess another.
         "x-content-type-options": "nosniff",
