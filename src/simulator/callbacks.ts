@@ -3,6 +3,7 @@ import { asyncErrorObject } from "./sim_errors.ts";
 import {
   DEFAULT_WABA_ID,
   digitsOf,
+  isUserId,
   recordCallback,
   type SentRecord,
   type SimulatorState,
@@ -188,7 +189,10 @@ function statusObject(
     id: sent.wamid,
     status: step.status,
     timestamp: unixSeconds(startedAt + step.eventAt),
-    recipient_id: digitsOf(sent.to),
+    // A username user is addressed by BSUID only: no phone in the report (§4.7).
+    ...(isUserId(sent.to)
+      ? { recipient_user_id: sent.to }
+      : { recipient_id: digitsOf(sent.to) }),
   };
   if (sent.bizOpaque !== null) {
     status.biz_opaque_callback_data = sent.bizOpaque;

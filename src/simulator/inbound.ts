@@ -3,6 +3,7 @@ import { deliverSigned, webhookEnvelope } from "./callbacks.ts";
 import { storeMedia } from "./media.ts";
 import {
   digitsOf,
+  isUserId,
   newWamid,
   type SimulatorState,
   unixSeconds,
@@ -29,7 +30,15 @@ const PASSTHROUGH_KEYS = [
 /** POST /_sim/inbound: a customer message to deliver to the callback URL. */
 export const InboundSchema = z.strictObject({
   to: z.string().min(1),
-  from: z.string().regex(/^\+?[0-9]{5,20}$/, "must be an E.164 phone number"),
+  /** The customer's phone; left out for a username user who withholds it. */
+  from: z.string().regex(/^\+?[0-9]{5,20}$/, "must be an E.164 phone number")
+    .optional(),
+  /** The customer's BSUID (§4.7), sent as `from_user_id` and `contacts[].user_id`. */
+  userId: z.string().refine(isUserId, "must be a business-scoped user id")
+    .optional(),
+  parentUserId: z.string().refine(isUserId, "must be a business-scoped user id")
+    .optional(),
+  username: z.string().min(1).optional(),
   name: z.string().optional(),
   type: z.enum([
     "text",
@@ -59,7 +68,9 @@ export const InboundSchema = z.strictObject({
 }).refine(
   (v) => v.type === "unsupported" || v[v.type] !== undefined,
   { message: "the object named by type is required" },
-);
+).refine((v) => v.from !== undefined || v.userId !== undefined, {
+  message: "give from, userId or both",
+});
 
 export type InboundInput = z.infer<typeof InboundSchema>;
 
@@ -90,7 +101,8 @@ async function messageObject(
   input: InboundInput,
 ): Promise<{ message: Record<string, unknown>; mediaId: string | null }> {
   const message: Record<string, unknown> = {
-    from: digitsOf(input.from),
+    ...(input.from !== undefined ? { from: digitsOf(input.from) } : {}),
+    ...(input.userId !== undefined ? { from_user_id: input.userId } : {}),
     id: input.id ?? newWamid(),
     timestamp: input.timestamp !== undefined
       ? String(input.timestamp)
@@ -132,6 +144,21 @@ async function messageObject(
   return { message, mediaId };
 }
 
+/** `value.contacts[0]`: the profile and whichever identifiers the customer shares (§4.7). */
+function senderContact(input: InboundInput): Record<string, unknown> {
+  return {
+    profile: {
+      name: input.name ?? "Customer",
+      ...(input.username !== undefined ? { username: input.username } : {}),
+    },
+    ...(input.from !== undefined ? { wa_id: digitsOf(input.from) } : {}),
+    ...(input.userId !== undefined ? { user_id: input.userId } : {}),
+    ...(input.parentUserId !== undefined
+      ? { parent_user_id: input.parentUserId }
+      : {}),
+  };
+}
+
 /** Builds the inbound webhook (§4.3/§4.4) and posts it signed; answers once the callback URL answered. */
 export async function handleInbound(
   state: SimulatorState,
@@ -146,10 +173,7 @@ export async function handleInbound(
   const { message, mediaId } = await messageObject(state, input);
   const wamid = message.id as string;
   const payload = webhookEnvelope(state, phoneNumberId, {
-    contacts: [{
-      profile: { name: input.name ?? "Customer" },
-      wa_id: digitsOf(input.from),
-    }],
+    contacts: [senderContact(input)],
     messages: [message],
   });
   const result = await deliverSigned(state, payload, {

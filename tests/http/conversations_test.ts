@@ -46,6 +46,8 @@ engineTest(
       contact: {
         id: contactId,
         phoneNumber: "+5491122334455",
+        userId: null,
+        username: null,
         name: "Ana Pérez",
       },
     });
@@ -71,6 +73,8 @@ engineTest(
     assert.deepEqual(res.body.data[0].contact, {
       id: c.contactId,
       phoneNumber: "+5491100000003",
+      userId: null,
+      username: null,
       name: null,
     });
 

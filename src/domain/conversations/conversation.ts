@@ -11,7 +11,10 @@ export type ConversationStatus = (typeof CONVERSATION_STATUSES)[number];
 
 export interface ConversationContact {
   id: string;
-  phoneNumber: string;
+  /** Null for a contact known only by its BSUID. */
+  phoneNumber: string | null;
+  userId: string | null;
+  username: string | null;
   name: string | null;
 }
 

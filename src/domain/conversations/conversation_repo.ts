@@ -19,7 +19,9 @@ import type {
 type Joined = Database & { cv: ConversationsTable; ct: ContactsTable };
 
 interface ConversationRow extends ConversationsTable {
-  contact_phone_number: string;
+  contact_phone_number: string | null;
+  contact_user_id: string | null;
+  contact_username: string | null;
   contact_name: string | null;
 }
 
@@ -42,6 +44,8 @@ export function toConversation(r: ConversationRow): Conversation {
     contact: {
       id: r.contact_id,
       phoneNumber: r.contact_phone_number,
+      userId: r.contact_user_id,
+      username: r.contact_username,
       name: r.contact_name,
     },
   };
@@ -54,6 +58,8 @@ function visibleConversations(db: Executor, viewer: Viewer) {
     .selectAll("cv")
     .select([
       "ct.phone_number as contact_phone_number",
+      "ct.user_id as contact_user_id",
+      "ct.username as contact_username",
       "ct.name as contact_name",
     ])
     .where("cv.account_id", "=", viewer.accountId);

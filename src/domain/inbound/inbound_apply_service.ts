@@ -5,7 +5,6 @@ import { newId } from "../../ids.ts";
 import { toJson } from "../../db/json.ts";
 import { toDbTime } from "../../db/time.ts";
 import { enqueue, PRIORITY } from "../../jobs/queue.ts";
-import { toE164 } from "../phones/phone.ts";
 import type { Channel } from "../channels/channel.ts";
 import { findOrCreateContact } from "../contacts/contact_service.ts";
 import {
@@ -36,6 +35,7 @@ import {
   type MetaMessage,
   type MetaStatus,
 } from "./meta_payload.ts";
+import type { Sender } from "./sender.ts";
 
 interface ApplyDeps {
   db: Db;
@@ -59,34 +59,21 @@ function upstreamTime(timestamp: string | undefined, fallback: Date): Date {
 export async function applyInboundMessage(
   deps: ApplyDeps,
   channel: Channel,
-  input: {
-    message: MetaMessage;
-    contacts: { wa_id?: string; profile?: { name?: string } }[];
-  },
+  input: { message: MetaMessage; sender: Sender },
 ): Promise<void> {
-  const { message } = input;
+  const { message, sender } = input;
   if (await findMessageByWamid(deps.db, message.id)) return;
   const now = deps.clock.now();
   const sentAt = upstreamTime(message.timestamp, now);
-  const phone = toE164(message.from) ?? `+${message.from.replace(/\D/g, "")}`;
-  const profileName =
-    input.contacts.find((c) => c.wa_id === message.from)?.profile?.name ??
-      input.contacts[0]?.profile?.name ?? null;
   const { type, content, media } = inboundContent(message);
   await deps.db.transaction().execute(async (trx) => {
     // Checked again inside the transaction: two workers may race on a Meta retry.
     if (await findMessageByWamid(trx, message.id)) return;
     const { contact } = await findOrCreateContact(trx, {
       accountId: channel.accountId,
-      phoneNumber: phone,
-      name: profileName,
+      ...sender,
       now,
     });
-    if (!contact.name && profileName) {
-      await trx.updateTable("contacts").set({ name: profileName })
-        .where("id", "=", contact.id).execute();
-      contact.name = profileName;
-    }
     const { conversation } = await findOrCreateConversation(trx, {
       accountId: channel.accountId,
       contactId: contact.id,
@@ -117,6 +104,7 @@ export async function applyInboundMessage(
       lane: "live",
       context_wa_message_id: message.context?.id ?? null,
       upstream_timestamp: toDbTime(sentAt),
+      details: null,
       created_at: nowIso,
       updated_at: nowIso,
     };
@@ -164,6 +152,8 @@ export async function applyInboundMessage(
           id: contact.id,
           name: contact.name,
           phoneNumber: contact.phoneNumber,
+          userId: contact.userId,
+          username: contact.username,
         },
       },
       createdAt: now,

@@ -6,9 +6,15 @@ import { newId } from "../../ids.ts";
 import { toDbTime } from "../../db/time.ts";
 import { enqueue, PRIORITY } from "../../jobs/queue.ts";
 import { verifyMetaSignature } from "../../upstream/meta_signature.ts";
-import { MetaPayload } from "./meta_payload.ts";
+import type { z } from "zod";
+import {
+  MetaMessage,
+  MetaPayload,
+  MetaStatus,
+  MetaValue,
+} from "./meta_payload.ts";
 import { applyInboundMessage, applyStatus } from "./inbound_apply_service.ts";
-import { MetaValue } from "./meta_payload.ts";
+import { senderOf } from "./sender.ts";
 import { findChannelByUpstreamId } from "../channels/channel_repo.ts";
 
 export interface InboundDeps {
@@ -100,10 +106,26 @@ export async function acceptMetaWebhook(
   return id;
 }
 
+/** Id of a raw element for a log line, when it has one. */
+function idOf(raw: unknown): string {
+  const id = (raw as { id?: unknown } | null)?.id;
+  return typeof id === "string" ? `"${id}"` : "without id";
+}
+
+function firstIssue(error: z.ZodError): string {
+  const issue = error.issues[0];
+  return issue
+    ? `${issue.path.join(".") || "value"}: ${issue.message}`
+    : "unreadable";
+}
+
 /**
  * Applies a stored payload: every message and status in every entry and
  * change, each in its own transaction and idempotent on upstream ids, so a
- * re-run after a crash or a Meta retry changes nothing twice.
+ * re-run after a crash or a Meta retry changes nothing twice. Each message
+ * and status is read on its own: one that cannot be understood is skipped
+ * with its reason (logged, and kept on the stored payload) and the others
+ * are applied.
  */
 export async function processInboundPayload(
   deps: InboundDeps,
@@ -113,13 +135,18 @@ export async function processInboundPayload(
     .where("id", "=", payloadId).executeTakeFirst();
   if (!stored) return;
   const payload = MetaPayload.parse(JSON.parse(stored.body));
+  const skipped: string[] = [];
+  const skip = (reason: string) => {
+    deps.log.warn("Skipping part of a webhook", { payloadId, reason });
+    skipped.push(reason);
+  };
   let unmatched = 0;
   for (const entry of payload.entry) {
     for (const change of entry.changes) {
       if (change.field !== "messages") continue;
       const value = MetaValue.safeParse(change.value);
       if (!value.success) {
-        deps.log.warn("Skipping malformed webhook change", { payloadId });
+        skip(`change: ${firstIssue(value.error)}`);
         continue;
       }
       const channel = await findChannelByUpstreamId(
@@ -127,20 +154,35 @@ export async function processInboundPayload(
         value.data.metadata.phone_number_id,
       );
       if (!channel) {
-        deps.log.warn("Webhook for an unknown phone number id", {
-          payloadId,
-          phoneNumberId: value.data.metadata.phone_number_id,
-        });
+        skip(
+          `change: unknown phone number id "${value.data.metadata.phone_number_id}"`,
+        );
         continue;
       }
-      for (const message of value.data.messages ?? []) {
+      const contacts = value.data.contacts ?? [];
+      for (const raw of value.data.messages ?? []) {
+        const message = MetaMessage.safeParse(raw);
+        if (!message.success) {
+          skip(`message ${idOf(raw)}: ${firstIssue(message.error)}`);
+          continue;
+        }
+        const who = senderOf(message.data, contacts);
+        if ("refused" in who) {
+          skip(`message ${idOf(raw)}: ${who.refused}`);
+          continue;
+        }
         await applyInboundMessage(deps, channel, {
-          message,
-          contacts: value.data.contacts ?? [],
+          message: message.data,
+          sender: who.sender,
         });
       }
-      for (const status of value.data.statuses ?? []) {
-        if (!(await applyStatus(deps, channel, status))) unmatched++;
+      for (const raw of value.data.statuses ?? []) {
+        const status = MetaStatus.safeParse(raw);
+        if (!status.success) {
+          skip(`status ${idOf(raw)}: ${firstIssue(status.error)}`);
+          continue;
+        }
+        if (!(await applyStatus(deps, channel, status.data))) unmatched++;
       }
       for (const error of value.data.errors ?? []) {
         deps.log.warn("Upstream reported a system error", { payloadId, error });
@@ -156,10 +198,12 @@ export async function processInboundPayload(
       `Cannot match ${unmatched} status report(s) to a message yet`,
     );
   }
+  const problems = [
+    ...(skipped.length ? [`skipped ${skipped.join("; ")}`] : []),
+    ...(unmatched ? [`${unmatched} status report(s) matched no message`] : []),
+  ];
   await deps.db.updateTable("inbound_payloads").set({
     processed_at: toDbTime(now),
-    error: unmatched
-      ? `${unmatched} status report(s) matched no message`
-      : null,
+    error: problems.length ? problems.join("; ") : null,
   }).where("id", "=", payloadId).execute();
 }

@@ -36,7 +36,14 @@ export const ConversationSchema = z.object({
   createdAt: Timestamp,
   contact: z.object({
     id: z.uuid(),
-    phoneNumber: z.string().openapi({ example: "+5491122334455" }),
+    phoneNumber: z.string().nullable().openapi({
+      example: "+5491122334455",
+      description: "Null for a customer known only by a BSUID",
+    }),
+    userId: z.string().nullable().openapi({
+      description: "Business-scoped user id (BSUID), null when unknown",
+    }),
+    username: z.string().nullable(),
     name: z.string().nullable(),
   }),
 }).openapi("Conversation");
@@ -61,6 +68,8 @@ export function toConversationResponse(
     contact: {
       id: c.contact.id,
       phoneNumber: c.contact.phoneNumber,
+      userId: c.contact.userId,
+      username: c.contact.username,
       name: c.contact.name,
     },
   };
