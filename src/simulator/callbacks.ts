@@ -34,6 +34,7 @@ export function webhookEnvelope(
   state: SimulatorState,
   phoneNumberId: string,
   value: Record<string, unknown>,
+  field = "messages",
 ): Record<string, unknown> {
   const number = state.numbers.get(phoneNumberId);
   return {
@@ -41,7 +42,7 @@ export function webhookEnvelope(
     entry: [{
       id: number?.wabaId ?? DEFAULT_WABA_ID,
       changes: [{
-        field: "messages",
+        field,
         value: {
           messaging_product: "whatsapp",
           metadata: {

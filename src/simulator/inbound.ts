@@ -45,7 +45,20 @@ export const InboundSchema = z.strictObject({
     ...MEDIA_KEYS,
     ...PASSTHROUGH_KEYS,
     "unsupported",
+    "edit",
+    "revoke",
   ]),
+  /** The customer edits an earlier message of theirs: its wamid and the new text. */
+  edit: z.strictObject({ originalId: z.string().min(1), text: z.string() })
+    .optional(),
+  /** The customer deletes an earlier message for everyone. */
+  revoke: z.strictObject({ originalId: z.string().min(1) }).optional(),
+  forwarded: z.boolean().optional(),
+  frequentlyForwarded: z.boolean().optional(),
+  /** A click-to-WhatsApp ad's `referral`, in Meta's field names (source_url, ctwa_clid, ...). */
+  referral: z.looseObject({}).optional(),
+  /** Sent by the business from the WhatsApp Business app (coexistence): an `smb_message_echoes` webhook. */
+  echo: z.boolean().optional(),
   text: z.strictObject({ body: z.string() }).optional(),
   image: MediaInput.optional(),
   video: MediaInput.optional(),
@@ -109,11 +122,24 @@ async function messageObject(
       : unixSeconds(),
     type: input.type,
   };
-  if (input.context) message.context = input.context;
+  const context = {
+    ...input.context,
+    ...(input.forwarded ? { forwarded: true } : {}),
+    ...(input.frequentlyForwarded ? { frequently_forwarded: true } : {}),
+  };
+  if (Object.keys(context).length) message.context = context;
+  if (input.referral) message.referral = input.referral;
   let mediaId: string | null = null;
   const key = input.type;
   if (key === "text") {
     message.text = input.text;
+  } else if (key === "edit") {
+    message.edit = {
+      original_message_id: input.edit!.originalId,
+      message: { type: "text", text: { body: input.edit!.text } },
+    };
+  } else if (key === "revoke") {
+    message.revoke = { original_message_id: input.revoke!.originalId };
   } else if (key === "unsupported") {
     message.errors = [{
       code: 131051,
@@ -144,6 +170,22 @@ async function messageObject(
   return { message, mediaId };
 }
 
+/** The same message as the business sent it from its app: from the business number, to the customer. */
+function echoOf(
+  state: SimulatorState,
+  phoneNumberId: string,
+  message: Record<string, unknown>,
+): Record<string, unknown> {
+  const { from, from_user_id, ...rest } = message;
+  return {
+    ...rest,
+    from: state.numbers.get(phoneNumberId)?.displayPhoneNumber ??
+      digitsOf(phoneNumberId),
+    ...(from !== undefined ? { to: from } : {}),
+    ...(from_user_id !== undefined ? { to_user_id: from_user_id } : {}),
+  };
+}
+
 /** `value.contacts[0]`: the profile and whichever identifiers the customer shares (§4.7). */
 function senderContact(input: InboundInput): Record<string, unknown> {
   return {
@@ -172,10 +214,14 @@ export async function handleInbound(
   }
   const { message, mediaId } = await messageObject(state, input);
   const wamid = message.id as string;
-  const payload = webhookEnvelope(state, phoneNumberId, {
-    contacts: [senderContact(input)],
-    messages: [message],
-  });
+  const payload = input.echo
+    ? webhookEnvelope(state, phoneNumberId, {
+      message_echoes: [echoOf(state, phoneNumberId, message)],
+    }, "smb_message_echoes")
+    : webhookEnvelope(state, phoneNumberId, {
+      contacts: [senderContact(input)],
+      messages: [message],
+    });
   const result = await deliverSigned(state, payload, {
     kind: "inbound",
     wamid,

@@ -50,6 +50,7 @@ engineTest(
         username: null,
         name: "Ana Pérez",
       },
+      referral: null,
     });
     assert.equal(typeof res.body.meta.requestId, "string");
   },

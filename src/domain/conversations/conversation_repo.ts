@@ -10,6 +10,8 @@ import type {
 import type { CursorPosition } from "../pagination.ts";
 import type { MessageDirection } from "../messages/message.ts";
 import { toMessageStatus } from "../messages/message.ts";
+import type { Referral } from "../messages/message_details.ts";
+import { fromJson } from "../../db/json.ts";
 import type {
   Conversation,
   ConversationStatus,
@@ -48,6 +50,7 @@ export function toConversation(r: ConversationRow): Conversation {
       username: r.contact_username,
       name: r.contact_name,
     },
+    referral: r.referral ? fromJson<Referral | null>(r.referral, null) : null,
   };
 }
 

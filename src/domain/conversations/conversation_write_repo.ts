@@ -107,6 +107,16 @@ export async function updateLastMessageStatus(
   return Number(result.numUpdatedRows) > 0;
 }
 
+/** Keeps the click-to-WhatsApp ad (JSON) that last brought the customer. */
+export async function setReferral(
+  db: Executor,
+  conversationId: string,
+  referral: string,
+): Promise<void> {
+  await db.updateTable("conversations").set({ referral })
+    .where("id", "=", conversationId).execute();
+}
+
 /** Sets unreadCount to 0 (the read operations). */
 export async function resetUnread(
   db: Executor,

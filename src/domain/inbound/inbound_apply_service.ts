@@ -1,4 +1,4 @@
-import type { Db } from "../../db/schema.ts";
+import type { Db, Executor } from "../../db/schema.ts";
 import type { Clock } from "../../clock.ts";
 import type { Logger } from "../../log.ts";
 import { newId } from "../../ids.ts";
@@ -11,9 +11,11 @@ import {
   findOrCreateConversation,
   recordInbound,
 } from "../conversations/conversation_service.ts";
+import { setReferral } from "../conversations/conversation_write_repo.ts";
 import { recordEvent } from "../events/event_service.ts";
 import { previewOf } from "../messages/outbound.ts";
 import {
+  findAccountMessageByWamid,
   findMessageById,
   findMessageByWamid,
   insertMessages,
@@ -36,6 +38,16 @@ import {
   type MetaStatus,
 } from "./meta_payload.ts";
 import type { Sender } from "./sender.ts";
+import {
+  applyEcho,
+  applyEditOrRevoke,
+  applySystemChange,
+} from "./customer_change_service.ts";
+import {
+  type MessageDetails,
+  parseDetails,
+  referralOf,
+} from "../messages/message_details.ts";
 
 interface ApplyDeps {
   db: Db;
@@ -60,15 +72,20 @@ export async function applyInboundMessage(
   deps: ApplyDeps,
   channel: Channel,
   input: { message: MetaMessage; sender: Sender },
-): Promise<void> {
+): Promise<string | null> {
   const { message, sender } = input;
-  if (await findMessageByWamid(deps.db, message.id)) return;
   const now = deps.clock.now();
   const sentAt = upstreamTime(message.timestamp, now);
+  if (message.type === "edit" || message.type === "revoke") {
+    return await deps.db.transaction().execute((trx) =>
+      applyEditOrRevoke(trx, channel, message, sentAt)
+    );
+  }
+  if (await findMessageByWamid(deps.db, message.id)) return null;
   const { type, content, media } = inboundContent(message);
-  await deps.db.transaction().execute(async (trx) => {
+  return await deps.db.transaction().execute(async (trx) => {
     // Checked again inside the transaction: two workers may race on a Meta retry.
-    if (await findMessageByWamid(trx, message.id)) return;
+    if (await findMessageByWamid(trx, message.id)) return null;
     const { contact } = await findOrCreateContact(trx, {
       accountId: channel.accountId,
       ...sender,
@@ -104,11 +121,14 @@ export async function applyInboundMessage(
       lane: "live",
       context_wa_message_id: message.context?.id ?? null,
       upstream_timestamp: toDbTime(sentAt),
-      details: null,
+      details: await detailsOf(trx, channel, message),
       created_at: nowIso,
       updated_at: nowIso,
     };
     await insertMessages(trx, [row]);
+    const referral = parseDetails(row.details).referral;
+    // The conversation keeps the last ad that brought the customer, for attribution.
+    if (referral) await setReferral(trx, conversation.id, toJson(referral));
     await recordInbound(trx, {
       conversationId: conversation.id,
       messageId: row.id,
@@ -158,7 +178,47 @@ export async function applyInboundMessage(
       },
       createdAt: now,
     });
+    return type === "system"
+      ? await applySystemChange(trx, contact, message, sentAt)
+      : null;
   });
+}
+
+/** Reply context (with our id of the quoted message), forward flags and ad referral, as stored JSON. */
+async function detailsOf(
+  trx: Executor,
+  channel: Channel,
+  message: MetaMessage,
+): Promise<string | null> {
+  const quoted = message.context?.id
+    ? await findAccountMessageByWamid(
+      trx,
+      channel.accountId,
+      message.context.id,
+    )
+    : undefined;
+  const details: MessageDetails = {
+    ...(quoted ? { contextMessageId: quoted.id } : {}),
+    ...(message.context?.forwarded ? { forwarded: true } : {}),
+    ...(message.context?.frequently_forwarded
+      ? { forwarded: true, frequentlyForwarded: true }
+      : {}),
+    ...(message.referral ? { referral: referralOf(message.referral) } : {}),
+  };
+  return Object.keys(details).length ? toJson(details) : null;
+}
+
+/** Stores an echo of a message the business sent from the WhatsApp Business app. */
+export async function applyEchoMessage(
+  deps: ApplyDeps,
+  channel: Channel,
+  input: { echo: MetaMessage; recipient: Sender },
+): Promise<void> {
+  const now = deps.clock.now();
+  const at = upstreamTime(input.echo.timestamp, now);
+  await deps.db.transaction().execute((trx) =>
+    applyEcho(trx, channel, { ...input, at, now })
+  );
 }
 
 function reportedStatus(status: string): OutboundStatus | null {

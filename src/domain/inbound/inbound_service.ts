@@ -13,8 +13,15 @@ import {
   MetaStatus,
   MetaValue,
 } from "./meta_payload.ts";
-import { applyInboundMessage, applyStatus } from "./inbound_apply_service.ts";
-import { senderOf } from "./sender.ts";
+import {
+  applyEchoMessage,
+  applyInboundMessage,
+  applyStatus,
+} from "./inbound_apply_service.ts";
+import { recipientOf, senderOf } from "./sender.ts";
+
+/** Webhook fields read: customer messages and statuses, and Business app echoes. */
+const HANDLED_FIELDS = ["messages", "smb_message_echoes"];
 import { findChannelByUpstreamId } from "../channels/channel_repo.ts";
 
 export interface InboundDeps {
@@ -143,7 +150,7 @@ export async function processInboundPayload(
   let unmatched = 0;
   for (const entry of payload.entry) {
     for (const change of entry.changes) {
-      if (change.field !== "messages") continue;
+      if (!HANDLED_FIELDS.includes(change.field)) continue;
       const value = MetaValue.safeParse(change.value);
       if (!value.success) {
         skip(`change: ${firstIssue(value.error)}`);
@@ -171,9 +178,26 @@ export async function processInboundPayload(
           skip(`message ${idOf(raw)}: ${who.refused}`);
           continue;
         }
-        await applyInboundMessage(deps, channel, {
+        const skipped = await applyInboundMessage(deps, channel, {
           message: message.data,
           sender: who.sender,
+        });
+        if (skipped) skip(`message ${idOf(raw)}: ${skipped}`);
+      }
+      for (const raw of value.data.message_echoes ?? []) {
+        const echo = MetaMessage.safeParse(raw);
+        if (!echo.success) {
+          skip(`echo ${idOf(raw)}: ${firstIssue(echo.error)}`);
+          continue;
+        }
+        const who = recipientOf(echo.data, contacts);
+        if ("refused" in who) {
+          skip(`echo ${idOf(raw)}: ${who.refused}`);
+          continue;
+        }
+        await applyEchoMessage(deps, channel, {
+          echo: echo.data,
+          recipient: who.sender,
         });
       }
       for (const raw of value.data.statuses ?? []) {

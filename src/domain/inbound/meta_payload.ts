@@ -67,6 +67,8 @@ export const MetaValue = z.looseObject({
   // take the rest of the change with it.
   messages: z.array(z.unknown()).optional(),
   statuses: z.array(z.unknown()).optional(),
+  /** Field `smb_message_echoes`: what the business sent from the WhatsApp Business app. */
+  message_echoes: z.array(z.unknown()).optional(),
   errors: z.array(MetaError).optional(),
 });
 export type MetaValue = z.infer<typeof MetaValue>;
@@ -131,8 +133,9 @@ function defaultFileName(
 /** Turns one Meta message into our stored type and content (text as `{ body }`). */
 export function inboundContent(message: MetaMessage): InboundContent {
   const raw = message as Record<string, unknown>;
-  const type = message.type;
-  const body = (raw[type] ?? {}) as Record<string, unknown>;
+  // On-Premises style `voice` is a voice note: stored as audio marked voice.
+  const type = message.type === "voice" ? "audio" : message.type;
+  const body = (raw[message.type] ?? {}) as Record<string, unknown>;
   if (
     (MEDIA_TYPES as readonly string[]).includes(type) &&
     typeof body.id === "string"
@@ -145,7 +148,7 @@ export function inboundContent(message: MetaMessage): InboundContent {
       : defaultFileName(type, body.id, mimeType);
     const content: Record<string, unknown> = { mimeType, fileName };
     if (typeof body.caption === "string") content.caption = body.caption;
-    if (body.voice === true) content.voice = true;
+    if (body.voice === true || message.type === "voice") content.voice = true;
     if (body.animated !== undefined) content.animated = body.animated;
     return {
       type,

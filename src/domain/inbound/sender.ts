@@ -64,3 +64,23 @@ export function senderOf(
     },
   };
 }
+
+/**
+ * The customer an echo (a message the business sent from its app) went to:
+ * `to` (phone digits or a BSUID) and `to_user_id`, read like a sender.
+ */
+export function recipientOf(
+  echo: MetaMessage,
+  contacts: readonly MetaContact[],
+): SenderResult {
+  const raw = echo as Record<string, unknown>;
+  const to = typeof raw.to === "string" ? raw.to : undefined;
+  const toUserId = typeof raw.to_user_id === "string"
+    ? raw.to_user_id
+    : undefined;
+  return senderOf({
+    ...echo,
+    ...(to !== undefined ? { from: to } : { from: undefined }),
+    ...(toUserId !== undefined ? { from_user_id: toUserId } : {}),
+  }, contacts);
+}

@@ -123,3 +123,16 @@ export async function findAccountMessageByWamid(
   if (options.direction) q = q.where("direction", "=", options.direction);
   return await q.executeTakeFirst();
 }
+
+/** Rewrites a message's content and details (a customer's edit or deletion). */
+export async function updateMessageDetails(
+  db: Executor,
+  id: string,
+  change: { content?: string; details: string; updatedAt: string },
+): Promise<void> {
+  await db.updateTable("messages").set({
+    ...(change.content !== undefined ? { content: change.content } : {}),
+    details: change.details,
+    updated_at: change.updatedAt,
+  }).where("id", "=", id).execute();
+}

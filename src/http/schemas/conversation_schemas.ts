@@ -46,6 +46,10 @@ export const ConversationSchema = z.object({
     username: z.string().nullable(),
     name: z.string().nullable(),
   }),
+  referral: z.looseObject({}).nullable().openapi({
+    description:
+      "The click-to-WhatsApp ad that last brought the customer (same shape as Message.referral), kept for attribution",
+  }),
 }).openapi("Conversation");
 
 /** The domain Conversation is already the wire shape; this only pins the field list. */
@@ -72,6 +76,7 @@ export function toConversationResponse(
       username: c.contact.username,
       name: c.contact.name,
     },
+    referral: c.referral ? { ...c.referral } : null,
   };
 }
 

@@ -60,6 +60,7 @@ engineTest(
         username: null,
         name: "Ana",
       },
+      referral: null,
     });
     const again = await findOrCreateConversation(h.container.db, input);
     assert.equal(again.created, false);
