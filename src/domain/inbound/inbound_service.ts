@@ -1,7 +1,7 @@
 import type { Db } from "../../db/schema.ts";
 import type { Clock } from "../../clock.ts";
 import type { Logger } from "../../log.ts";
-import { AppError, RetryLater } from "../../errors.ts";
+import { AppError } from "../../errors.ts";
 import { newId } from "../../ids.ts";
 import { toDbTime } from "../../db/time.ts";
 import { enqueue, PRIORITY } from "../../jobs/queue.ts";
@@ -19,6 +19,10 @@ import {
   applyStatus,
 } from "./inbound_apply_service.ts";
 import { recipientOf, senderOf } from "./sender.ts";
+import {
+  enqueueStatusRetry,
+  type StatusAt,
+} from "./unmatched_status_service.ts";
 
 /** Webhook fields read: customer messages and statuses, and Business app echoes. */
 const HANDLED_FIELDS = ["messages", "smb_message_echoes"];
@@ -34,10 +38,6 @@ export interface InboundDeps {
   };
   jobs: { notify(lanes?: Iterable<number>): void };
 }
-
-/** How long an unmatched status report is retried (our send may not have committed yet). */
-const UNMATCHED_RETRY_WINDOW_MS = 10 * 60 * 1000;
-const UNMATCHED_RETRY_DELAY_MS = 2_000;
 
 /** Answers Meta's verification handshake: the challenge when mode and token match. */
 export function verifyHandshake(
@@ -147,9 +147,9 @@ export async function processInboundPayload(
     deps.log.warn("Skipping part of a webhook", { payloadId, reason });
     skipped.push(reason);
   };
-  let unmatched = 0;
-  for (const entry of payload.entry) {
-    for (const change of entry.changes) {
+  const unmatched: StatusAt[] = [];
+  for (const [e, entry] of payload.entry.entries()) {
+    for (const [c, change] of entry.changes.entries()) {
       if (!HANDLED_FIELDS.includes(change.field)) continue;
       const value = MetaValue.safeParse(change.value);
       if (!value.success) {
@@ -200,13 +200,15 @@ export async function processInboundPayload(
           recipient: who.sender,
         });
       }
-      for (const raw of value.data.statuses ?? []) {
+      for (const [i, raw] of (value.data.statuses ?? []).entries()) {
         const status = MetaStatus.safeParse(raw);
         if (!status.success) {
           skip(`status ${idOf(raw)}: ${firstIssue(status.error)}`);
           continue;
         }
-        if (!(await applyStatus(deps, channel, status.data))) unmatched++;
+        if (!(await applyStatus(deps, channel, status.data))) {
+          unmatched.push({ payloadId, entry: e, change: c, status: i });
+        }
       }
       for (const error of value.data.errors ?? []) {
         deps.log.warn("Upstream reported a system error", { payloadId, error });
@@ -214,20 +216,21 @@ export async function processInboundPayload(
     }
   }
   const now = deps.clock.now();
-  const age = now.getTime() - Date.parse(stored.received_at);
-  if (unmatched > 0 && age < UNMATCHED_RETRY_WINDOW_MS) {
-    // Not an attempt: our send may just not have committed its upstream id yet.
-    throw new RetryLater(
-      UNMATCHED_RETRY_DELAY_MS,
-      `Cannot match ${unmatched} status report(s) to a message yet`,
-    );
-  }
   const problems = [
     ...(skipped.length ? [`skipped ${skipped.join("; ")}`] : []),
-    ...(unmatched ? [`${unmatched} status report(s) matched no message`] : []),
+    ...(unmatched.length
+      ? [
+        `${unmatched.length} status report(s) matched no message yet: each is tried again on its own, then dropped`,
+      ]
+      : []),
   ];
-  await deps.db.updateTable("inbound_payloads").set({
-    processed_at: toDbTime(now),
-    error: problems.length ? problems.join("; ") : null,
-  }).where("id", "=", payloadId).execute();
+  await deps.db.transaction().execute(async (trx) => {
+    // Only the unmatched statuses wait, each in its own job: the payload is done.
+    for (const at of unmatched) await enqueueStatusRetry(trx, at, now);
+    await trx.updateTable("inbound_payloads").set({
+      processed_at: toDbTime(now),
+      error: problems.length ? problems.join("; ") : null,
+    }).where("id", "=", payloadId).execute();
+  });
+  if (unmatched.length) deps.jobs.notify([PRIORITY.inbound]);
 }
