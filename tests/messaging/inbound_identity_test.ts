@@ -206,70 +206,76 @@ messagingTest(
   },
 );
 
-messagingTest(
-  "a payload with both ids joins a phone contact and a username contact into one",
-  async (h) => {
-    const created = await h.request("POST", "/api/v2/contacts", {
-      body: { phoneNumber: "+5491155550002", name: "Ana", tags: ["vip"] },
-    });
-    assert.equal(created.status, 201);
-    const userId = "AR.5550002000111";
-    const first = text("by username", { from_user_id: userId });
-    await postSigned(
-      h,
-      metaChange(h, {
-        contacts: [{
-          profile: { name: "Ana", username: "ana" },
-          user_id: userId,
-        }],
-        messages: [first],
-      }),
-    );
-    const lone = await waitInbound(h, first.id);
-    assert.notEqual(lone.contactId, created.body.data.id);
-    assert.equal(await countRows(h, "contacts"), 2);
+/** The join runs on both engines: it moves rows between contacts and conversations. */
+async function joinsTwoContacts(h: Mh): Promise<void> {
+  const created = await h.request("POST", "/api/v2/contacts", {
+    body: { phoneNumber: "+5491155550002", name: "Ana", tags: ["vip"] },
+  });
+  assert.equal(created.status, 201);
+  const userId = "AR.5550002000111";
+  const first = text("by username", { from_user_id: userId });
+  await postSigned(
+    h,
+    metaChange(h, {
+      contacts: [{
+        profile: { name: "Ana", username: "ana" },
+        user_id: userId,
+      }],
+      messages: [first],
+    }),
+  );
+  const lone = await waitInbound(h, first.id);
+  assert.notEqual(lone.contactId, created.body.data.id);
+  assert.equal(await countRows(h, "contacts"), 2);
 
-    const both = text("with both", {
-      from: "5491155550002",
-      from_user_id: userId,
-    });
-    await postSigned(
-      h,
-      metaChange(h, {
-        contacts: [{
-          profile: { name: "Ana", username: "ana" },
-          wa_id: "5491155550002",
-          user_id: userId,
-        }],
-        messages: [both],
-      }),
-    );
-    const joined = await waitInbound(h, both.id);
-    assert.equal(await countRows(h, "contacts"), 1);
-    assert.equal(
-      joined.contactId,
-      created.body.data.id,
-      "the older contact stays",
-    );
-    const contact = await contactOf(h, joined);
-    assert.equal(contact.phoneNumber, "+5491155550002");
-    assert.equal(contact.userId, userId);
-    assert.deepEqual(contact.tags, ["vip"]);
-    // The username contact's message moved into the one conversation.
-    const moved =
-      (await h.request("GET", `/api/v2/messages/${lone.id}`)).body.data;
-    assert.equal(moved.contactId, contact.id);
-    assert.equal(moved.conversationId, joined.conversationId);
-    assert.equal(await countRows(h, "conversations"), 1);
-    const conversation = await getConversation(h, joined.conversationId);
-    assert.equal(conversation.unreadCount, 2);
-    assert.equal(
-      await contactCreatedCount(h),
-      2,
-      "no contact.created for a join",
-    );
-  },
-);
+  const both = text("with both", {
+    from: "5491155550002",
+    from_user_id: userId,
+  });
+  await postSigned(
+    h,
+    metaChange(h, {
+      contacts: [{
+        profile: { name: "Ana", username: "ana" },
+        wa_id: "5491155550002",
+        user_id: userId,
+      }],
+      messages: [both],
+    }),
+  );
+  const joined = await waitInbound(h, both.id);
+  assert.equal(await countRows(h, "contacts"), 1);
+  assert.equal(
+    joined.contactId,
+    created.body.data.id,
+    "the older contact stays",
+  );
+  const contact = await contactOf(h, joined);
+  assert.equal(contact.phoneNumber, "+5491155550002");
+  assert.equal(contact.userId, userId);
+  assert.deepEqual(contact.tags, ["vip"]);
+  // The username contact's message moved into the one conversation.
+  const moved =
+    (await h.request("GET", `/api/v2/messages/${lone.id}`)).body.data;
+  assert.equal(moved.contactId, contact.id);
+  assert.equal(moved.conversationId, joined.conversationId);
+  assert.equal(await countRows(h, "conversations"), 1);
+  const conversation = await getConversation(h, joined.conversationId);
+  assert.equal(conversation.unreadCount, 2);
+  assert.equal(
+    await contactCreatedCount(h),
+    2,
+    "no contact.created for a join",
+  );
+}
+
+for (const engine of ["sqlite", "libsql"] as const) {
+  messagingTest(
+    `[${engine}] a payload with both ids joins a phone contact and a username contact into one`,
+    joinsTwoContacts,
+    { engine },
+  );
+}
 
 messagingTest(
   "a change with bad messages stores the good ones and records why the others were skipped",

@@ -133,6 +133,30 @@ export async function applySystemChange(
 }
 
 /**
+ * The contact of a person on a channel and their conversation, each created
+ * (with its event) when missing, in the caller's transaction.
+ */
+export async function openThread(
+  trx: Executor,
+  channel: Channel,
+  person: Sender,
+  now: Date,
+) {
+  const { contact } = await findOrCreateContact(trx, {
+    accountId: channel.accountId,
+    ...person,
+    now,
+  });
+  const { conversation } = await findOrCreateConversation(trx, {
+    accountId: channel.accountId,
+    contactId: contact.id,
+    channelId: channel.id,
+    now,
+  });
+  return { contact, conversation };
+}
+
+/**
  * A message the business sent from the WhatsApp Business app on a
  * coexistence number (`smb_message_echoes`): stored as an outbound message
  * already `sent`, with origin `business_app`, and no send job.
@@ -144,17 +168,12 @@ export async function applyEcho(
 ): Promise<void> {
   const { echo, now } = input;
   if (await findMessageByWamid(trx, echo.id)) return;
-  const { contact } = await findOrCreateContact(trx, {
-    accountId: channel.accountId,
-    ...input.recipient,
+  const { contact, conversation } = await openThread(
+    trx,
+    channel,
+    input.recipient,
     now,
-  });
-  const { conversation } = await findOrCreateConversation(trx, {
-    accountId: channel.accountId,
-    contactId: contact.id,
-    channelId: channel.id,
-    now,
-  });
+  );
   const { type, content } = inboundContent(echo);
   const nowIso = toDbTime(now);
   const id = newId(now.getTime());

@@ -6,11 +6,7 @@ import { toJson } from "../../db/json.ts";
 import { toDbTime } from "../../db/time.ts";
 import { enqueue, PRIORITY } from "../../jobs/queue.ts";
 import type { Channel } from "../channels/channel.ts";
-import { findOrCreateContact } from "../contacts/contact_service.ts";
-import {
-  findOrCreateConversation,
-  recordInbound,
-} from "../conversations/conversation_service.ts";
+import { recordInbound } from "../conversations/conversation_service.ts";
 import { setReferral } from "../conversations/conversation_write_repo.ts";
 import { recordEvent } from "../events/event_service.ts";
 import { previewOf } from "../messages/outbound.ts";
@@ -42,6 +38,7 @@ import {
   applyEcho,
   applyEditOrRevoke,
   applySystemChange,
+  openThread,
 } from "./customer_change_service.ts";
 import {
   type MessageDetails,
@@ -86,17 +83,12 @@ export async function applyInboundMessage(
   return await deps.db.transaction().execute(async (trx) => {
     // Checked again inside the transaction: two workers may race on a Meta retry.
     if (await findMessageByWamid(trx, message.id)) return null;
-    const { contact } = await findOrCreateContact(trx, {
-      accountId: channel.accountId,
-      ...sender,
+    const { contact, conversation } = await openThread(
+      trx,
+      channel,
+      sender,
       now,
-    });
-    const { conversation } = await findOrCreateConversation(trx, {
-      accountId: channel.accountId,
-      contactId: contact.id,
-      channelId: channel.id,
-      now,
-    });
+    );
     const nowIso = toDbTime(now);
     const row: MessageRow = {
       id: newId(now.getTime()),

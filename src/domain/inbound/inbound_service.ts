@@ -8,6 +8,7 @@ import { enqueue, PRIORITY } from "../../jobs/queue.ts";
 import { verifyMetaSignature } from "../../upstream/meta_signature.ts";
 import type { z } from "zod";
 import {
+  type MetaContact,
   MetaMessage,
   MetaPayload,
   MetaStatus,
@@ -18,7 +19,7 @@ import {
   applyInboundMessage,
   applyStatus,
 } from "./inbound_apply_service.ts";
-import { recipientOf, senderOf } from "./sender.ts";
+import { recipientOf, type Sender, senderOf } from "./sender.ts";
 import {
   enqueueStatusRetry,
   type StatusAt,
@@ -127,6 +128,29 @@ function firstIssue(error: z.ZodError): string {
 }
 
 /**
+ * One message (with its sender) or echo (with its recipient), or null after
+ * recording why it cannot be read.
+ */
+function readMessage(
+  raw: unknown,
+  kind: "message" | "echo",
+  contacts: MetaContact[],
+  skip: (reason: string) => void,
+): { message: MetaMessage; person: Sender } | null {
+  const parsed = MetaMessage.safeParse(raw);
+  if (!parsed.success) {
+    skip(`${kind} ${idOf(raw)}: ${firstIssue(parsed.error)}`);
+    return null;
+  }
+  const who = (kind === "echo" ? recipientOf : senderOf)(parsed.data, contacts);
+  if ("refused" in who) {
+    skip(`${kind} ${idOf(raw)}: ${who.refused}`);
+    return null;
+  }
+  return { message: parsed.data, person: who.sender };
+}
+
+/**
  * Applies a stored payload: every message and status in every entry and
  * change, each in its own transaction and idempotent on upstream ids, so a
  * re-run after a crash or a Meta retry changes nothing twice. Each message
@@ -168,36 +192,20 @@ export async function processInboundPayload(
       }
       const contacts = value.data.contacts ?? [];
       for (const raw of value.data.messages ?? []) {
-        const message = MetaMessage.safeParse(raw);
-        if (!message.success) {
-          skip(`message ${idOf(raw)}: ${firstIssue(message.error)}`);
-          continue;
-        }
-        const who = senderOf(message.data, contacts);
-        if ("refused" in who) {
-          skip(`message ${idOf(raw)}: ${who.refused}`);
-          continue;
-        }
+        const read = readMessage(raw, "message", contacts, skip);
+        if (!read) continue;
         const skipped = await applyInboundMessage(deps, channel, {
-          message: message.data,
-          sender: who.sender,
+          message: read.message,
+          sender: read.person,
         });
         if (skipped) skip(`message ${idOf(raw)}: ${skipped}`);
       }
       for (const raw of value.data.message_echoes ?? []) {
-        const echo = MetaMessage.safeParse(raw);
-        if (!echo.success) {
-          skip(`echo ${idOf(raw)}: ${firstIssue(echo.error)}`);
-          continue;
-        }
-        const who = recipientOf(echo.data, contacts);
-        if ("refused" in who) {
-          skip(`echo ${idOf(raw)}: ${who.refused}`);
-          continue;
-        }
+        const read = readMessage(raw, "echo", contacts, skip);
+        if (!read) continue;
         await applyEchoMessage(deps, channel, {
-          echo: echo.data,
-          recipient: who.sender,
+          echo: read.message,
+          recipient: read.person,
         });
       }
       for (const [i, raw] of (value.data.statuses ?? []).entries()) {
