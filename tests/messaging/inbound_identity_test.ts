@@ -325,3 +325,44 @@ messagingTest(
     assert.match(stored.error ?? "", /status without id: id:/);
   },
 );
+
+messagingTest(
+  "contacts and conversations are found by username or exact BSUID",
+  async (h) => {
+    const userId = "US.13491208655302741918";
+    const message = text("Hola", { from_user_id: userId });
+    await postSigned(
+      h,
+      metaChange(h, {
+        contacts: [{
+          profile: { name: "Sofía", username: "sofi.cafe" },
+          user_id: userId,
+        }],
+        messages: [message],
+      }),
+    );
+    const stored = await waitInbound(h, message.id);
+    for (const search of ["SOFI.caf", userId]) {
+      const contacts = await h.request(
+        "GET",
+        `/api/v2/contacts?search=${encodeURIComponent(search)}`,
+      );
+      assert.deepEqual(
+        contacts.body.data.map((c: Json) => c.id),
+        [stored.contactId],
+        search,
+      );
+      const conversations = await h.request(
+        "GET",
+        `/api/v2/conversations?search=${encodeURIComponent(search)}`,
+      );
+      assert.deepEqual(
+        conversations.body.data.map((c: Json) => c.id),
+        [stored.conversationId],
+        search,
+      );
+    }
+    const none = await h.request("GET", "/api/v2/contacts?search=US.1349");
+    assert.deepEqual(none.body.data, [], "a BSUID matches only whole");
+  },
+);

@@ -69,6 +69,17 @@ messagingTest(
     const contact = (await h.request("GET", "/api/v2/contacts")).body.data[0];
     assert.equal(contact.userId, stranger);
     assert.equal(contact.phoneNumber, null);
+
+    // Batch items take a BSUID too, and land on the same contact.
+    const batch = await h.request("POST", "/api/v2/messages/batch", {
+      body: {
+        defaultPhoneNumberId: h.tenant.channel.id,
+        messages: [templateTo(stranger)],
+      },
+    });
+    assert.equal(batch.status, 202, JSON.stringify(batch.body));
+    assert.equal(batch.body.data.items[0].result, "queued");
+    assert.equal(await countRows(h, "contacts"), 1);
   },
 );
 

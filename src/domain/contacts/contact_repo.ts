@@ -10,7 +10,7 @@ import {
 
 export interface ContactFilter {
   accountId: string;
-  /** Case-insensitive substring of name, phone number or e-mail. */
+  /** Case-insensitive substring of name, phone number, e-mail or username; or an exact BSUID. */
   search?: string | undefined;
   /** Exact tag. */
   tag?: string | undefined;
@@ -155,6 +155,8 @@ export function contactListQuery(
         sql<boolean>`contacts.name like ${pattern} escape '!'`,
         sql<boolean>`contacts.email like ${pattern} escape '!'`,
         sql<boolean>`contacts.phone_number like ${pattern} escape '!'`,
+        sql<boolean>`contacts.username like ${pattern} escape '!'`,
+        sql<boolean>`contacts.user_id = ${search.trim()}`,
         ...(digits
           ? [sql<boolean>`contacts.phone_number like ${likePattern(digits)}`]
           : []),

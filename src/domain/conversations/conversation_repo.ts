@@ -89,7 +89,7 @@ function escapeLike(text: string): string {
 export interface ListConversationsInput {
   viewer: Viewer;
   status?: ConversationStatus;
-  /** Case-insensitive substring of the contact's name or phone (`+` optional). */
+  /** Case-insensitive substring of the contact's name, username or phone (`+` optional), or an exact BSUID. */
   search?: string;
   after?: CursorPosition;
   limit: number;
@@ -114,6 +114,10 @@ export function listConversationsQuery(
         sql<boolean>`lower(${
           eb.ref("ct.name")
         }) like ${namePattern} escape '\\'`,
+        sql<boolean>`lower(${
+          eb.ref("ct.username")
+        }) like ${namePattern} escape '\\'`,
+        eb("ct.user_id", "=", search.trim()),
         ...(/^\d+$/.test(digits)
           ? [eb("ct.phone_number", "like", `%${digits}%`)]
           : []),
