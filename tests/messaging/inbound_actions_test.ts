@@ -17,6 +17,7 @@ import {
   waitInbound,
   waitPayloadsProcessed,
 } from "./_helpers.ts";
+import { waitFor } from "../_support/wait.ts";
 
 messagingTest(
   "a reply keeps its quoted message: context.messageId is our id, on GET and in message.received",
@@ -199,6 +200,34 @@ messagingTest(
     const conversation = await getConversation(h, inbound.conversationId);
     assert.equal(conversation.lastMessageDirection, "outbound");
     assert.equal(conversation.lastMessagePreview, "Te lo mando hoy");
+  },
+);
+
+messagingTest(
+  "an image sent from the WhatsApp Business app is copied into our store like a customer's",
+  async (h) => {
+    const bytes = crypto.getRandomValues(new Uint8Array(2048));
+    const { wamid } = await h.inbound({
+      from: newPhone(),
+      type: "image",
+      image: {
+        mimeType: "image/jpeg",
+        dataBase64: btoa(String.fromCharCode(...bytes)),
+        caption: "El catálogo",
+      },
+      echo: true,
+    });
+    const echo = await waitInbound(h, wamid);
+    assert.equal(echo.direction, "outbound");
+    assert.equal(echo.origin, "business_app");
+    const ready = await waitFor(async () => {
+      const m = await getMessage(h, echo.id);
+      return m.mediaId ? m : null;
+    }, { what: "the echo's media to be copied" });
+    const media = await h.request("GET", `/api/v2/media/${ready.mediaId}`);
+    assert.equal(media.status, 200);
+    const file = await h.app.fetch(new Request(media.body.data.url));
+    assert.deepEqual(new Uint8Array(await file.arrayBuffer()), bytes);
   },
 );
 

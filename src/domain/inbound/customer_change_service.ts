@@ -28,6 +28,7 @@ import { touchContactLastMessage } from "../messages/send_repo.ts";
 import { toE164 } from "../phones/phone.ts";
 import { inboundContent, type MetaMessage } from "./meta_payload.ts";
 import type { Sender } from "./sender.ts";
+import { queueInboundMedia } from "./inbound_media_service.ts";
 
 function objectOf(v: unknown): Record<string, unknown> {
   return v !== null && typeof v === "object"
@@ -159,7 +160,8 @@ export async function openThread(
 /**
  * A message the business sent from the WhatsApp Business app on a
  * coexistence number (`smb_message_echoes`): stored as an outbound message
- * already `sent`, with origin `business_app`, and no send job.
+ * already `sent`, with origin `business_app`, and no send job. Its media is
+ * copied into our store like a customer's.
  */
 export async function applyEcho(
   trx: Executor,
@@ -174,7 +176,7 @@ export async function applyEcho(
     input.recipient,
     now,
   );
-  const { type, content } = inboundContent(echo);
+  const { type, content, media } = inboundContent(echo);
   const nowIso = toDbTime(now);
   const id = newId(now.getTime());
   await insertMessages(trx, [{
@@ -203,6 +205,9 @@ export async function applyEcho(
     created_at: nowIso,
     updated_at: nowIso,
   }]);
+  if (media) {
+    await queueInboundMedia(trx, channel, { messageId: id, media, now });
+  }
   await recordOutbound(trx, {
     conversationId: conversation.id,
     messageId: id,

@@ -4,7 +4,6 @@ import type { Logger } from "../../log.ts";
 import { newId } from "../../ids.ts";
 import { toJson } from "../../db/json.ts";
 import { toDbTime } from "../../db/time.ts";
-import { enqueue, PRIORITY } from "../../jobs/queue.ts";
 import type { Channel } from "../channels/channel.ts";
 import { recordInbound } from "../conversations/conversation_service.ts";
 import { setReferral } from "../conversations/conversation_write_repo.ts";
@@ -26,14 +25,13 @@ import {
 } from "../messages/status.ts";
 import { touchContactLastMessage } from "../messages/send_repo.ts";
 import { recordStatusChange } from "../messages/status_service.ts";
-import { insertMedia } from "../media/media_repo.ts";
-import { mediaStorageKey } from "../media/media.ts";
 import {
   inboundContent,
   type MetaMessage,
   type MetaStatus,
 } from "./meta_payload.ts";
 import type { Sender } from "./sender.ts";
+import { queueInboundMedia } from "./inbound_media_service.ts";
 import {
   applyEcho,
   applyEditOrRevoke,
@@ -129,31 +127,7 @@ export async function applyInboundMessage(
     });
     await touchContactLastMessage(trx, contact.id, nowIso);
     if (media) {
-      const mediaId = newId(now.getTime());
-      await insertMedia(trx, {
-        id: mediaId,
-        account_id: channel.accountId,
-        message_id: row.id,
-        channel_id: channel.id,
-        upstream_media_id: media.upstreamId,
-        kind: media.kind,
-        mime_type: media.mimeType,
-        file_name: media.fileName,
-        sha256: media.sha256,
-        size_bytes: null,
-        storage_key: mediaStorageKey(channel.accountId, mediaId, now),
-        status: "pending",
-        error: null,
-        created_at: nowIso,
-        updated_at: nowIso,
-      });
-      await enqueue(trx, {
-        kind: "media.download",
-        payload: { mediaId },
-        priority: PRIORITY.media,
-        uniqueKey: `media.download:${mediaId}`,
-        maxAttempts: 8,
-      }, now);
+      await queueInboundMedia(trx, channel, { messageId: row.id, media, now });
     }
     await recordEvent(trx, {
       accountId: channel.accountId,
