@@ -327,7 +327,7 @@ messagingTest(
 );
 
 messagingTest(
-  "contacts and conversations are found by username or exact BSUID",
+  "contacts and conversations are found by username or exact BSUID, and resolve takes a BSUID",
   async (h) => {
     const userId = "US.13491208655302741918";
     const message = text("Hola", { from_user_id: userId });
@@ -364,5 +364,11 @@ messagingTest(
     }
     const none = await h.request("GET", "/api/v2/contacts?search=US.1349");
     assert.deepEqual(none.body.data, [], "a BSUID matches only whole");
+    const resolved = await h.request(
+      "GET",
+      `/api/v2/conversations/resolve?phone=${encodeURIComponent(userId)}`,
+    );
+    assert.equal(resolved.status, 200, JSON.stringify(resolved.body));
+    assert.equal(resolved.body.data.conversationId, stored.conversationId);
   },
 );

@@ -186,6 +186,8 @@ export async function findMatchingConversations(
   input: {
     viewer: Viewer;
     phones?: string[];
+    /** A BSUID, matched whole. */
+    userId?: string;
     email?: string;
     /** Already normalised: no leading `@`, lower case. */
     instagram?: string;
@@ -198,6 +200,9 @@ export async function findMatchingConversations(
   let query = visibleConversations(db, input.viewer).where((eb) =>
     eb.or([
       ...(phones?.length ? [eb("ct.phone_number", "in", phones)] : []),
+      ...(input.userId !== undefined
+        ? [eb("ct.user_id", "=", input.userId)]
+        : []),
       ...(email !== undefined
         ? [sql<boolean>`lower(${eb.ref("ct.email")}) = ${email.toLowerCase()}`]
         : []),

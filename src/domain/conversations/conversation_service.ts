@@ -1,4 +1,5 @@
 import type { Db } from "../../db/schema.ts";
+import { isBsuid } from "../contacts/contact.ts";
 import type { Clock } from "../../clock.ts";
 import { AppError } from "../../errors.ts";
 import { toDbTime } from "../../db/time.ts";
@@ -147,7 +148,11 @@ export async function resolveConversation(
       'Cannot resolve conversation: give at least one of "phone", "email" or "instagram"',
     );
   }
-  const phones = input.phone
+  // A username customer is known by BSUID only: `phone` takes it too, matched whole.
+  const userId = input.phone && isBsuid(input.phone.trim())
+    ? input.phone.trim()
+    : undefined;
+  const phones = input.phone && !userId
     ? await variantsOf(deps, viewer.accountId, input.phone)
     : undefined;
   const preferred = input.channel ? [input.channel] : [];
@@ -164,6 +169,7 @@ export async function resolveConversation(
   const found = await repo.findMatchingConversations(deps.db, {
     viewer,
     ...(phones && { phones }),
+    ...(userId && { userId }),
     ...(email && { email }),
     ...(instagram && { instagram }),
     preferredChannelIds: preferred,

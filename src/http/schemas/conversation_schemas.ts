@@ -101,7 +101,8 @@ const text = (max: number) => z.string().trim().min(1).max(max);
 
 export const ResolveQuery = z.strictObject({
   phone: text(64).optional().openapi({
-    description: "Contact phone, normalised like by-phone",
+    description:
+      "Contact phone, normalised like by-phone; or the business-scoped user id (BSUID) of a username customer, matched whole",
   }),
   email: text(320).optional().openapi({
     description: "Contact e-mail, case-insensitive",
