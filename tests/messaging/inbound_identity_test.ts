@@ -32,6 +32,16 @@ function text(body: string, sender: Record<string, string>) {
   };
 }
 
+/** Meta delivers one message with its contacts[] (signed, to /meta/webhook); resolves once stored. */
+async function writes(
+  h: Mh,
+  contacts: Record<string, unknown>[],
+  message: { id: string },
+): Promise<Json> {
+  await postSigned(h, metaChange(h, { contacts, messages: [message] }));
+  return await waitInbound(h, message.id);
+}
+
 async function contactOf(h: Mh, message: Json): Promise<Json> {
   const res = await h.request("GET", `/api/v2/contacts/${message.contactId}`);
   assert.equal(res.status, 200);
@@ -121,11 +131,7 @@ for (const c of CASES) {
     `inbound from ${c.name} is stored with its contact`,
     async (h) => {
       const message = text("Hola", c.sender);
-      await postSigned(
-        h,
-        metaChange(h, { contacts: c.contacts, messages: [message] }),
-      );
-      const stored = await waitInbound(h, message.id);
+      const stored = await writes(h, c.contacts, message);
       assert.deepEqual(stored.content, { text: "Hola" });
       const contact = await contactOf(h, stored);
       assert.deepEqual(
@@ -190,11 +196,7 @@ messagingTest(
     const stored: Json[] = [];
     for (const [i, p] of payloads.entries()) {
       const message = text(`m${i}`, p.sender);
-      await postSigned(
-        h,
-        metaChange(h, { contacts: p.contacts, messages: [message] }),
-      );
-      stored.push(await waitInbound(h, message.id));
+      stored.push(await writes(h, p.contacts, message));
     }
     assert.equal(await countRows(h, "contacts"), 1);
     assert.equal(await contactCreatedCount(h), 1);
@@ -214,17 +216,10 @@ async function joinsTwoContacts(h: Mh): Promise<void> {
   assert.equal(created.status, 201);
   const userId = "AR.5550002000111";
   const first = text("by username", { from_user_id: userId });
-  await postSigned(
-    h,
-    metaChange(h, {
-      contacts: [{
-        profile: { name: "Ana", username: "ana" },
-        user_id: userId,
-      }],
-      messages: [first],
-    }),
-  );
-  const lone = await waitInbound(h, first.id);
+  const lone = await writes(h, [{
+    profile: { name: "Ana", username: "ana" },
+    user_id: userId,
+  }], first);
   assert.notEqual(lone.contactId, created.body.data.id);
   assert.equal(await countRows(h, "contacts"), 2);
 
@@ -232,18 +227,11 @@ async function joinsTwoContacts(h: Mh): Promise<void> {
     from: "5491155550002",
     from_user_id: userId,
   });
-  await postSigned(
-    h,
-    metaChange(h, {
-      contacts: [{
-        profile: { name: "Ana", username: "ana" },
-        wa_id: "5491155550002",
-        user_id: userId,
-      }],
-      messages: [both],
-    }),
-  );
-  const joined = await waitInbound(h, both.id);
+  const joined = await writes(h, [{
+    profile: { name: "Ana", username: "ana" },
+    wa_id: "5491155550002",
+    user_id: userId,
+  }], both);
   assert.equal(await countRows(h, "contacts"), 1);
   assert.equal(
     joined.contactId,
@@ -331,17 +319,10 @@ messagingTest(
   async (h) => {
     const userId = "US.13491208655302741918";
     const message = text("Hola", { from_user_id: userId });
-    await postSigned(
-      h,
-      metaChange(h, {
-        contacts: [{
-          profile: { name: "Sofía", username: "sofi.cafe" },
-          user_id: userId,
-        }],
-        messages: [message],
-      }),
-    );
-    const stored = await waitInbound(h, message.id);
+    const stored = await writes(h, [{
+      profile: { name: "Sofía", username: "sofi.cafe" },
+      user_id: userId,
+    }], message);
     for (const search of ["SOFI.caf", userId]) {
       const contacts = await h.request(
         "GET",

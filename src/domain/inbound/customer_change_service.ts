@@ -22,6 +22,7 @@ import {
   findMessageByWamid,
   insertMessages,
   updateMessageDetails,
+  UPSTREAM_ROW_DEFAULTS,
 } from "../messages/message_repo.ts";
 import { parseDetails } from "../messages/message_details.ts";
 import { touchContactLastMessage } from "../messages/send_repo.ts";
@@ -193,12 +194,7 @@ export async function applyEcho(
     error_code: null,
     error_message: null,
     origin: "business_app",
-    sent_by_ai: 0,
-    campaign_id: null,
-    client_ref: null,
-    media_id: null,
-    media_key: null,
-    lane: "live",
+    ...UPSTREAM_ROW_DEFAULTS,
     context_wa_message_id: echo.context?.id ?? null,
     upstream_timestamp: toDbTime(input.at),
     details: null,

@@ -16,6 +16,7 @@ import {
   insertMessages,
   type MessageRow,
   setWamidIfMissing,
+  UPSTREAM_ROW_DEFAULTS,
 } from "../messages/message_repo.ts";
 import { messagePayload } from "../messages/message_events.ts";
 import {
@@ -103,12 +104,7 @@ export async function applyInboundMessage(
       error_message: message.errors?.[0]?.error_data?.details ??
         message.errors?.[0]?.title ?? null,
       origin: "inbound",
-      sent_by_ai: 0,
-      campaign_id: null,
-      client_ref: null,
-      media_id: null,
-      media_key: null,
-      lane: "live",
+      ...UPSTREAM_ROW_DEFAULTS,
       context_wa_message_id: message.context?.id ?? null,
       upstream_timestamp: toDbTime(sentAt),
       details: await detailsOf(trx, channel, message),

@@ -2,6 +2,16 @@ import type { Executor, MessagesTable } from "../../db/schema.ts";
 
 export type MessageRow = MessagesTable;
 
+/** The columns a message from upstream (a customer's, or an echo) leaves at their defaults. */
+export const UPSTREAM_ROW_DEFAULTS = {
+  sent_by_ai: 0,
+  campaign_id: null,
+  client_ref: null,
+  media_id: null,
+  media_key: null,
+  lane: "live",
+} as const;
+
 const INSERT_CHUNK = 50;
 
 export async function insertMessages(
