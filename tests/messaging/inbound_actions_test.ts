@@ -146,6 +146,8 @@ messagingTest(
       text: "Nos vemos a las 5",
     });
     assert.equal(shown.status, "delivered", "no fake status change");
+    const conversation = await getConversation(h, original.conversationId);
+    assert.equal(conversation.lastMessagePreview, "Nos vemos a las 6");
     // Meta delivers the same edit again: applied once.
     await h.inbound({
       from: phone,
@@ -171,6 +173,45 @@ messagingTest(
       value: "unsupported",
     });
     assert.equal(unsupported, 0);
+  },
+);
+
+messagingTest(
+  "an edited caption changes the caption and keeps the media",
+  async (h) => {
+    const phone = newPhone();
+    const { wamid, message } = await customerWrites(h, phone, {
+      type: "image",
+      image: {
+        mimeType: "image/jpeg",
+        dataBase64: btoa("jpeg"),
+        caption: "rojo",
+      },
+    });
+    // An edit names the original and carries the new message (type + object).
+    const edit = {
+      from: phone.slice(1),
+      id: `wamid.edit-${crypto.randomUUID()}`,
+      timestamp: String(Math.floor(Date.now() / 1000)),
+      type: "edit",
+      edit: {
+        original_message_id: wamid,
+        message: { type: "image", image: { caption: "azul" } },
+      },
+    };
+    await postSigned(
+      h,
+      metaChange(h, {
+        contacts: [{ profile: { name: "Ana" }, wa_id: phone.slice(1) }],
+        messages: [edit],
+      }),
+    );
+    await waitPayloadsProcessed(h);
+    const shown = await getMessage(h, message.id);
+    assert.equal(shown.type, "image");
+    assert.equal(shown.content.caption, "azul");
+    assert.equal(shown.content.mimeType, "image/jpeg");
+    assert.equal(shown.edits[0].previousContent.caption, "rojo");
   },
 );
 

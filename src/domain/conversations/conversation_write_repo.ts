@@ -117,6 +117,17 @@ export async function setReferral(
     .where("id", "=", conversationId).execute();
 }
 
+/** Shows a message's new text on the conversation, only while it is the last message. */
+export async function updateLastMessagePreview(
+  db: Executor,
+  input: { conversationId: string; messageId: string; preview: string | null },
+): Promise<void> {
+  await db.updateTable("conversations")
+    .set({ last_message_preview: truncatePreview(input.preview) })
+    .where("id", "=", input.conversationId)
+    .where("last_message_id", "=", input.messageId).execute();
+}
+
 /** Sets unreadCount to 0 (the read operations). */
 export async function resetUnread(
   db: Executor,

@@ -15,7 +15,10 @@ import {
 } from "../contacts/contact_repo.ts";
 import { findOrCreateContact } from "../contacts/contact_identity_service.ts";
 import { findOrCreateConversation } from "../conversations/conversation_create_service.ts";
-import { recordOutbound } from "../conversations/conversation_write_repo.ts";
+import {
+  recordOutbound,
+  updateLastMessagePreview,
+} from "../conversations/conversation_write_repo.ts";
 import { previewOf } from "../messages/outbound.ts";
 import {
   findAccountMessageByWamid,
@@ -75,13 +78,10 @@ export async function applyEditOrRevoke(
   if (edits.some((e) => e.editWaMessageId === message.id)) return null;
   const edited = objectOf(raw.message);
   if (typeof edited.type !== "string") return "edit carries no message";
-  const { content } = inboundContent({
-    ...edited,
-    id: message.id,
-    type: edited.type,
-  } as MetaMessage);
+  const previous = objectOf(JSON.parse(original.content));
+  const content = editedContent(previous, edited);
   details.edits = [...edits, {
-    previous: objectOf(JSON.parse(original.content)),
+    previous,
     editWaMessageId: message.id,
     editedAt: atIso,
   }];
@@ -90,7 +90,27 @@ export async function applyEditOrRevoke(
     details: toJson(details),
     updatedAt: atIso,
   });
+  await updateLastMessagePreview(trx, {
+    conversationId: original.conversation_id,
+    messageId: original.id,
+    preview: previewOf(original.type, content),
+  });
   return null;
+}
+
+/**
+ * The content after an edit: a text edit replaces the body; an edit of a
+ * media message changes its caption and keeps the media.
+ */
+function editedContent(
+  previous: Record<string, unknown>,
+  edited: Record<string, unknown>,
+): Record<string, unknown> {
+  const body = objectOf(edited[edited.type as string]);
+  if (edited.type === "text") return { body: String(body.body ?? "") };
+  return typeof body.caption === "string"
+    ? { ...previous, caption: body.caption }
+    : previous;
 }
 
 /**
