@@ -3,11 +3,13 @@ import type { Migration } from "kysely";
 import * as m0001 from "./0001_initial.ts";
 import * as m0002 from "./0002_messages_channel_backlog.ts";
 import * as m0003 from "./0003_webhooks.ts";
+import * as m0004 from "./0004_contact_identities.ts";
 import * as m0005 from "./0005_token_last_used.ts";
 
 export const migrations: Record<string, Migration> = {
   "0001_initial": m0001,
   "0002_messages_channel_backlog": m0002,
   "0003_webhooks": m0003,
+  "0004_contact_identities": m0004,
   "0005_token_last_used": m0005,
 };

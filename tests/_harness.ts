@@ -69,6 +69,8 @@ export interface HarnessOptions {
   extensions?: (container: Container) => AppExtensions;
   /** Resolver, TLS trust anchors and the like (clock and log come from above). */
   containerOverrides?: Omit<ContainerOverrides, "clock" | "log">;
+  /** Runs on the fresh database before it is migrated to the latest version. */
+  beforeMigrate?: (db: Container["db"]) => Promise<void>;
 }
 
 let tenantCounter = 0;
@@ -100,6 +102,7 @@ export async function createHarness(
     clock,
     log: createLogger(config.logLevel),
   });
+  await options.beforeMigrate?.(container.db);
   await migrateToLatest(container.db);
   const app = createApp(container, options.extensions?.(container));
 

@@ -54,7 +54,12 @@ export interface ChannelsTable {
 export interface ContactsTable {
   id: string;
   account_id: string;
-  phone_number: string;
+  /** Null for a contact known only by its BSUID (migration 0004). */
+  phone_number: string | null;
+  /** Business-scoped user id, exactly as Meta sent it. */
+  user_id: string | null;
+  parent_user_id: string | null;
+  username: string | null;
   name: string | null;
   email: string | null;
   tags: string;
@@ -94,6 +99,8 @@ export interface ConversationsTable {
   last_inbound_at: string | null;
   service_window_expires_at: string | null;
   unread_count: number;
+  /** JSON of the click-to-WhatsApp ad that opened the conversation, or null. */
+  referral: string | null;
   created_at: string;
   updated_at: string;
 }
@@ -120,6 +127,8 @@ export interface MessagesTable {
   lane: string;
   context_wa_message_id: string | null;
   upstream_timestamp: string | null;
+  /** JSON of what the customer did beyond the content (MessageDetails), or null. */
+  details: string | null;
   created_at: string;
   updated_at: string;
 }

@@ -3,6 +3,10 @@ import { z } from "zod";
 import { AppError, RetryLater } from "../errors.ts";
 import { deliverMessage } from "../domain/messages/delivery_service.ts";
 import { processInboundPayload } from "../domain/inbound/inbound_service.ts";
+import {
+  retryUnmatchedStatus,
+  STATUS_RETRY_JOB,
+} from "../domain/inbound/unmatched_status_service.ts";
 import { downloadInboundMedia } from "../domain/media/media_service.ts";
 import { attemptDelivery } from "../domain/webhooks/attempt_service.ts";
 import { DELIVER_JOB } from "../domain/webhooks/fanout_service.ts";
@@ -12,6 +16,12 @@ import { maintenanceHandlers } from "./maintenance.ts";
 /** Payloads carry ids, not copies: handlers reload the current state. */
 const MessagePayload = z.object({ messageId: z.string() });
 const InboundPayload = z.object({ payloadId: z.string() });
+const StatusRetryPayload = z.object({
+  payloadId: z.string(),
+  entry: z.number().int(),
+  change: z.number().int(),
+  status: z.number().int(),
+});
 const MediaPayload = z.object({ mediaId: z.string() });
 const DeliveryPayload = z.object({ deliveryId: z.string() });
 
@@ -56,6 +66,10 @@ export function createJobHandlers(c: Container): Record<string, JobHandler> {
     "meta.inbound": deferrable(async (payload) => {
       const { payloadId } = parse(InboundPayload, payload, "meta.inbound");
       await processInboundPayload(c, payloadId);
+    }),
+    [STATUS_RETRY_JOB]: deferrable(async (payload) => {
+      const at = parse(StatusRetryPayload, payload, STATUS_RETRY_JOB);
+      await retryUnmatchedStatus(c, at);
     }),
     "media.download": async (payload, ctx) => {
       const { mediaId } = parse(MediaPayload, payload, "media.download");

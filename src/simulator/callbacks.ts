@@ -3,6 +3,7 @@ import { asyncErrorObject } from "./sim_errors.ts";
 import {
   DEFAULT_WABA_ID,
   digitsOf,
+  isUserId,
   recordCallback,
   type SentRecord,
   type SimulatorState,
@@ -33,6 +34,7 @@ export function webhookEnvelope(
   state: SimulatorState,
   phoneNumberId: string,
   value: Record<string, unknown>,
+  field = "messages",
 ): Record<string, unknown> {
   const number = state.numbers.get(phoneNumberId);
   return {
@@ -40,7 +42,7 @@ export function webhookEnvelope(
     entry: [{
       id: number?.wabaId ?? DEFAULT_WABA_ID,
       changes: [{
-        field: "messages",
+        field,
         value: {
           messaging_product: "whatsapp",
           metadata: {
@@ -188,7 +190,10 @@ function statusObject(
     id: sent.wamid,
     status: step.status,
     timestamp: unixSeconds(startedAt + step.eventAt),
-    recipient_id: digitsOf(sent.to),
+    // A username user is addressed by BSUID only: no phone in the report (§4.7).
+    ...(isUserId(sent.to)
+      ? { recipient_user_id: sent.to }
+      : { recipient_id: digitsOf(sent.to) }),
   };
   if (sent.bizOpaque !== null) {
     status.biz_opaque_callback_data = sent.bizOpaque;

@@ -3,6 +3,7 @@ import { deliverSigned, webhookEnvelope } from "./callbacks.ts";
 import { storeMedia } from "./media.ts";
 import {
   digitsOf,
+  isUserId,
   newWamid,
   type SimulatorState,
   unixSeconds,
@@ -29,14 +30,35 @@ const PASSTHROUGH_KEYS = [
 /** POST /_sim/inbound: a customer message to deliver to the callback URL. */
 export const InboundSchema = z.strictObject({
   to: z.string().min(1),
-  from: z.string().regex(/^\+?[0-9]{5,20}$/, "must be an E.164 phone number"),
+  /** The customer's phone; left out for a username user who withholds it. */
+  from: z.string().regex(/^\+?[0-9]{5,20}$/, "must be an E.164 phone number")
+    .optional(),
+  /** The customer's BSUID (§4.7), sent as `from_user_id` and `contacts[].user_id`. */
+  userId: z.string().refine(isUserId, "must be a business-scoped user id")
+    .optional(),
+  parentUserId: z.string().refine(isUserId, "must be a business-scoped user id")
+    .optional(),
+  username: z.string().min(1).optional(),
   name: z.string().optional(),
   type: z.enum([
     "text",
     ...MEDIA_KEYS,
     ...PASSTHROUGH_KEYS,
     "unsupported",
+    "edit",
+    "revoke",
   ]),
+  /** The customer edits an earlier message of theirs: its wamid and the new text. */
+  edit: z.strictObject({ originalId: z.string().min(1), text: z.string() })
+    .optional(),
+  /** The customer deletes an earlier message for everyone. */
+  revoke: z.strictObject({ originalId: z.string().min(1) }).optional(),
+  forwarded: z.boolean().optional(),
+  frequentlyForwarded: z.boolean().optional(),
+  /** A click-to-WhatsApp ad's `referral`, in Meta's field names (source_url, ctwa_clid, ...). */
+  referral: z.looseObject({}).optional(),
+  /** Sent by the business from the WhatsApp Business app (coexistence): an `smb_message_echoes` webhook. */
+  echo: z.boolean().optional(),
   text: z.strictObject({ body: z.string() }).optional(),
   image: MediaInput.optional(),
   video: MediaInput.optional(),
@@ -59,7 +81,9 @@ export const InboundSchema = z.strictObject({
 }).refine(
   (v) => v.type === "unsupported" || v[v.type] !== undefined,
   { message: "the object named by type is required" },
-);
+).refine((v) => v.from !== undefined || v.userId !== undefined, {
+  message: "give from, userId or both",
+});
 
 export type InboundInput = z.infer<typeof InboundSchema>;
 
@@ -90,18 +114,32 @@ async function messageObject(
   input: InboundInput,
 ): Promise<{ message: Record<string, unknown>; mediaId: string | null }> {
   const message: Record<string, unknown> = {
-    from: digitsOf(input.from),
+    ...(input.from !== undefined ? { from: digitsOf(input.from) } : {}),
+    ...(input.userId !== undefined ? { from_user_id: input.userId } : {}),
     id: input.id ?? newWamid(),
     timestamp: input.timestamp !== undefined
       ? String(input.timestamp)
       : unixSeconds(),
     type: input.type,
   };
-  if (input.context) message.context = input.context;
+  const context = {
+    ...input.context,
+    ...(input.forwarded ? { forwarded: true } : {}),
+    ...(input.frequentlyForwarded ? { frequently_forwarded: true } : {}),
+  };
+  if (Object.keys(context).length) message.context = context;
+  if (input.referral) message.referral = input.referral;
   let mediaId: string | null = null;
   const key = input.type;
   if (key === "text") {
     message.text = input.text;
+  } else if (key === "edit") {
+    message.edit = {
+      original_message_id: input.edit!.originalId,
+      message: { type: "text", text: { body: input.edit!.text } },
+    };
+  } else if (key === "revoke") {
+    message.revoke = { original_message_id: input.revoke!.originalId };
   } else if (key === "unsupported") {
     message.errors = [{
       code: 131051,
@@ -132,6 +170,37 @@ async function messageObject(
   return { message, mediaId };
 }
 
+/** The same message as the business sent it from its app: from the business number, to the customer. */
+function echoOf(
+  state: SimulatorState,
+  phoneNumberId: string,
+  message: Record<string, unknown>,
+): Record<string, unknown> {
+  const { from, from_user_id, ...rest } = message;
+  return {
+    ...rest,
+    from: state.numbers.get(phoneNumberId)?.displayPhoneNumber ??
+      digitsOf(phoneNumberId),
+    ...(from !== undefined ? { to: from } : {}),
+    ...(from_user_id !== undefined ? { to_user_id: from_user_id } : {}),
+  };
+}
+
+/** `value.contacts[0]`: the profile and whichever identifiers the customer shares (§4.7). */
+function senderContact(input: InboundInput): Record<string, unknown> {
+  return {
+    profile: {
+      name: input.name ?? "Customer",
+      ...(input.username !== undefined ? { username: input.username } : {}),
+    },
+    ...(input.from !== undefined ? { wa_id: digitsOf(input.from) } : {}),
+    ...(input.userId !== undefined ? { user_id: input.userId } : {}),
+    ...(input.parentUserId !== undefined
+      ? { parent_user_id: input.parentUserId }
+      : {}),
+  };
+}
+
 /** Builds the inbound webhook (§4.3/§4.4) and posts it signed; answers once the callback URL answered. */
 export async function handleInbound(
   state: SimulatorState,
@@ -145,13 +214,14 @@ export async function handleInbound(
   }
   const { message, mediaId } = await messageObject(state, input);
   const wamid = message.id as string;
-  const payload = webhookEnvelope(state, phoneNumberId, {
-    contacts: [{
-      profile: { name: input.name ?? "Customer" },
-      wa_id: digitsOf(input.from),
-    }],
-    messages: [message],
-  });
+  const payload = input.echo
+    ? webhookEnvelope(state, phoneNumberId, {
+      message_echoes: [echoOf(state, phoneNumberId, message)],
+    }, "smb_message_echoes")
+    : webhookEnvelope(state, phoneNumberId, {
+      contacts: [senderContact(input)],
+      messages: [message],
+    });
   const result = await deliverSigned(state, payload, {
     kind: "inbound",
     wamid,

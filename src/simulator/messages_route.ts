@@ -4,6 +4,7 @@ import { validateSend } from "./send_validation.ts";
 import {
   digitsOf,
   type FailRule,
+  isUserId,
   newWamid,
   type SentRecord,
   type SimulatorState,
@@ -60,7 +61,7 @@ export async function handleMessages(
     state.throttled.set(phoneNumberId, refused + 1);
     return graphErrorResponse(130429, { subcode: 2494055 });
   }
-  const to = msg.to as string;
+  const to = recipientOf(msg);
   const template = msg.template as Obj | undefined;
   if (
     msg.type === "template" &&
@@ -78,13 +79,18 @@ export async function handleMessages(
   return accept(state, msg, phoneNumberId, rule?.code ?? null);
 }
 
+/** The phone number of a send, else its BSUID `recipient` (validated before). */
+function recipientOf(msg: Obj): string {
+  return (msg.to ?? msg.recipient) as string;
+}
+
 function accept(
   state: SimulatorState,
   msg: Obj,
   phoneNumberId: string,
   asyncFailCode: number | null,
 ): Response {
-  const to = msg.to as string;
+  const to = recipientOf(msg);
   const opaque = typeof msg.biz_opaque_callback_data === "string"
     ? msg.biz_opaque_callback_data
     : null;
@@ -107,7 +113,11 @@ function accept(
   scheduleStatuses(state, sent, asyncFailCode);
   return Response.json({
     messaging_product: "whatsapp",
-    contacts: [{ input: to, wa_id: digitsOf(to) }],
+    contacts: [
+      isUserId(to)
+        ? { input: to, user_id: to }
+        : { input: to, wa_id: digitsOf(to) },
+    ],
     messages: [{
       id: sent.wamid,
       ...(sent.type === "template" ? { message_status: "accepted" } : {}),

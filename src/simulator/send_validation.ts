@@ -1,3 +1,4 @@
+import { isUserId } from "./state.ts";
 /** A send the Graph API would reject: the code and error_data.details to answer with. */
 export interface Rejection {
   code: number;
@@ -55,8 +56,20 @@ function tooLong(param: string, max: number, value: unknown): Rejection | null {
 
 /** Checks a send body as POST /{phone-number-id}/messages does; null when it is acceptable. */
 export function validateSend(body: Obj): Rejection | null {
-  if (body.to === undefined) return missing("to");
-  if (typeof body.to !== "string" || !/^\+?[0-9]{5,20}$/.test(body.to)) {
+  // `recipient` (a BSUID) addresses a username user; `to` wins when both are given (§4.7).
+  if (body.to === undefined && body.recipient === undefined) {
+    return missing("to");
+  }
+  if (body.to === undefined) {
+    if (typeof body.recipient !== "string" || !isUserId(body.recipient)) {
+      return {
+        code: 131009,
+        details: "Param recipient must be a business-scoped user id",
+      };
+    }
+  } else if (
+    typeof body.to !== "string" || !/^\+?[0-9]{5,20}$/.test(body.to)
+  ) {
     return { code: 131009, details: "Param to must be a phone number" };
   }
   const rt = body.recipient_type;

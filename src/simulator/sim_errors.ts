@@ -64,6 +64,11 @@ const TABLE: Record<number, ErrorSpec> = {
       "Unable to deliver the message. This recipient has chosen to stop receiving marketing messages on WhatsApp from your business",
   },
   131051: { http: 400, title: "Unsupported message type" },
+  131062: {
+    http: 400,
+    title:
+      "Business-scoped User ID recipients are not supported for this message",
+  },
   131052: { http: 400, title: "Media download error" },
   131053: { http: 400, title: "Media upload error" },
   131056: {

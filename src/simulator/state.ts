@@ -38,6 +38,7 @@ export interface Behaviour {
 export interface SentRecord {
   wamid: string;
   phoneNumberId: string;
+  /** The phone number, or the BSUID of a send by `recipient`. */
   to: string;
   type: string;
   body: Record<string, unknown>;
@@ -211,6 +212,11 @@ export function sleep(ms: number, signal: AbortSignal): Promise<void> {
     }, ms);
     signal.addEventListener("abort", onAbort, { once: true });
   });
+}
+
+/** A business-scoped user id such as `US.13491208655302741918` (§4.7). */
+export function isUserId(text: string): boolean {
+  return /^[A-Z]{2}\.(?:ENT\.)?[A-Za-z0-9]{1,128}$/.test(text);
 }
 
 export function digitsOf(phone: string): string {

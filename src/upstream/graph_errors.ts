@@ -86,6 +86,8 @@ const RULES = new Map<number, GraphErrorRule>([
   [131049, { category: "marketing_capped", retryable: false }],
   [131050, { category: "marketing_opted_out", retryable: false }],
   [130472, { category: "marketing_experiment", retryable: false }],
+  // Some templates (one-tap, zero-tap, copy-code auth) still need a phone number (§4.7).
+  [131062, { category: "bsuid_recipient_unsupported", retryable: false }],
   [131051, INVALID],
   [131052, { category: "inbound_media_failed", retryable: false }],
   [131053, { category: "media_rejected", retryable: false }],

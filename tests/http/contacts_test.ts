@@ -13,6 +13,8 @@ const CONTACT_KEYS = [
   "optedIn",
   "phoneNumber",
   "tags",
+  "userId",
+  "username",
 ];
 
 function phone(n: number): string {
@@ -44,6 +46,8 @@ engineTest(
     assert.deepEqual({ ...data, id: undefined }, {
       id: undefined,
       phoneNumber: "+5491122334455",
+      userId: null,
+      username: null,
       name: "Ana López",
       email: "ana@example.com",
       tags: ["vip", "lead"],

@@ -62,6 +62,12 @@ engineTest(
         clientRef: null,
         mediaId: null,
         mediaKey: null,
+        context: null,
+        forwarded: false,
+        frequentlyForwarded: false,
+        referral: null,
+        edits: [],
+        deletedAt: null,
         createdAt: "2026-11-20T12:00:00.001Z",
       },
       {
@@ -82,6 +88,12 @@ engineTest(
         clientRef: "order-77",
         mediaId,
         mediaKey: `${h.tenant.account.id}/2026/11/${mediaId}`,
+        context: null,
+        forwarded: false,
+        frequentlyForwarded: false,
+        referral: null,
+        edits: [],
+        deletedAt: null,
         createdAt: "2026-11-20T12:00:00.002Z",
       },
     ]);
@@ -188,6 +200,28 @@ Deno.test("MessageSchema accepts every message type the view produces", () => {
       client_ref: null,
       media_id: null,
       media_key: null,
+      // Every detail filled, so the schema sees their shapes too.
+      context_wa_message_id: "wamid.quoted",
+      details: JSON.stringify({
+        contextMessageId: crypto.randomUUID(),
+        forwarded: true,
+        frequentlyForwarded: true,
+        referral: {
+          sourceUrl: "https://fb.me/x",
+          sourceId: "1",
+          sourceType: "ad",
+          headline: null,
+          body: null,
+          mediaType: "image",
+          ctwaClid: "c",
+        },
+        edits: [{
+          previous: JSON.parse(content),
+          editWaMessageId: "wamid.e",
+          editedAt: "2026-11-20T12:01:00.000Z",
+        }],
+        deletedAt: "2026-11-20T12:02:00.000Z",
+      }),
       created_at: "2026-11-20T12:00:00.000Z",
     });
     const parsed = MessageSchema.safeParse(view);
@@ -212,6 +246,8 @@ Deno.test("MessageSchema accepts every message type the view produces", () => {
       client_ref: null,
       media_id: null,
       media_key: null,
+      context_wa_message_id: null,
+      details: null,
       created_at: "2026-11-20T12:00:00.000Z",
     }),
     content: { body: "stored shape is not the GET shape" },

@@ -47,8 +47,11 @@ engineTest(
       contact: {
         id: contactId,
         phoneNumber: "+5491122334455",
+        userId: null,
+        username: null,
         name: "Ana Pérez",
       },
+      referral: null,
     });
     assert.equal(typeof res.body.meta.requestId, "string");
   },
@@ -72,6 +75,8 @@ engineTest(
     assert.deepEqual(res.body.data[0].contact, {
       id: c.contactId,
       phoneNumber: "+5491100000003",
+      userId: null,
+      username: null,
       name: null,
     });
 

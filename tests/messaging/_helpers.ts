@@ -259,11 +259,10 @@ export function templateTo(
   };
 }
 
-/** Meta's webhook envelope around one inbound message for the tenant's channel. */
-export function inboundEnvelope(
+/** Meta's webhook envelope (§4.3) around one `messages` change value for the tenant's channel. */
+export function metaChange(
   h: Pick<Mh, "tenant">,
-  message: Record<string, unknown>,
-  from: string,
+  value: Record<string, unknown>,
 ): Record<string, unknown> {
   return {
     object: "whatsapp_business_account",
@@ -277,16 +276,36 @@ export function inboundEnvelope(
             display_phone_number: h.tenant.channel.phoneNumber.slice(1),
             phone_number_id: h.tenant.channel.upstreamPhoneNumberId,
           },
-          contacts: [{ profile: { name: "Ana" }, wa_id: from.slice(1) }],
-          messages: [{
-            from: from.slice(1),
-            timestamp: String(Math.floor(Date.now() / 1000)),
-            ...message,
-          }],
+          ...value,
         },
       }],
     }],
   };
+}
+
+/** Meta's webhook envelope around one inbound message for the tenant's channel. */
+export function inboundEnvelope(
+  h: Pick<Mh, "tenant">,
+  message: Record<string, unknown>,
+  from: string,
+): Record<string, unknown> {
+  return metaChange(h, {
+    contacts: [{ profile: { name: "Ana" }, wa_id: from.slice(1) }],
+    messages: [{
+      from: from.slice(1),
+      timestamp: String(Math.floor(Date.now() / 1000)),
+      ...message,
+    }],
+  });
+}
+
+/** Signs and posts a Meta payload; asserts the 200. */
+export async function postSigned(h: Mh, payload: unknown): Promise<void> {
+  const { raw, signature } = await signedBody(payload);
+  const res = await postWebhook(h, raw, signature);
+  if (res.status !== 200) {
+    throw new Error(`POST /meta/webhook answered ${res.status}`);
+  }
 }
 
 /** Meta's raw body (escaped unicode) and its X-Hub-Signature-256. */

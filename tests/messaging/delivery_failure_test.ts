@@ -4,6 +4,10 @@ import { createTemplate } from "../../src/domain/templates/template_service.ts";
 import { acceptMessage } from "../../src/domain/messages/send_service.ts";
 import { deliverMessage } from "../../src/domain/messages/delivery_service.ts";
 import { processInboundPayload } from "../../src/domain/inbound/inbound_service.ts";
+import {
+  retryUnmatchedStatus,
+  STATUS_RETRY_JOB,
+} from "../../src/domain/inbound/unmatched_status_service.ts";
 import { RetryLater } from "../../src/errors.ts";
 import type { GraphApi } from "../../src/upstream/graph_api.ts";
 import { createGraphClient } from "../../src/upstream/graph_client.ts";
@@ -168,5 +172,13 @@ Deno.test("a status report for a message not committed yet is retried without sp
     processed_at: null,
     error: null,
   }).execute();
-  await assert.rejects(processInboundPayload(h.container, id), RetryLater);
+  // The payload is done; the one report waits in a job of its own, and a
+  // try that still finds no message is a RetryLater (the pool's Snooze).
+  await processInboundPayload(h.container, id);
+  const job = await h.container.db.selectFrom("jobs").select("payload")
+    .where("kind", "=", STATUS_RETRY_JOB).executeTakeFirstOrThrow();
+  await assert.rejects(
+    retryUnmatchedStatus(h.container, JSON.parse(job.payload)),
+    RetryLater,
+  );
 });

@@ -39,6 +39,8 @@ messagingTest(
       id: message.contactId,
       name: "Ana",
       phoneNumber: phone,
+      userId: null,
+      username: null,
     });
     // The same customer again: one message.received, nothing created.
     await customerWrites(h, phone, {

@@ -232,3 +232,92 @@ Deno.test("POST /_sim/inbound rejects an unknown business number and bad input",
     assert.equal(rx.attempts, 0);
   });
 });
+
+Deno.test("POST /_sim/inbound sends a username user, a reply, a forward, an ad, an edit, a revoke and an app echo in Meta's shapes", async () => {
+  await withPeers(async (sim, rx) => {
+    const userId = "US.13491208655302741918";
+    const cases: [
+      Record<string, unknown>,
+      // deno-lint-ignore no-explicit-any
+      (value: Record<string, any>) => void,
+    ][] = [
+      [
+        { userId, username: "sofi.cafe", type: "text", text: { body: "a" } },
+        (v) => {
+          const [contact] = v.contacts;
+          assert.deepEqual(contact, {
+            profile: { name: "Customer", username: "sofi.cafe" },
+            user_id: userId,
+          });
+          assert.equal(v.messages[0].from, undefined, "no phone");
+          assert.equal(v.messages[0].from_user_id, userId);
+        },
+      ],
+      [{
+        from: "+5491122334455",
+        type: "text",
+        text: { body: "b" },
+        context: { from: "15550100001", id: "wamid.q" },
+        forwarded: true,
+        referral: { source_type: "ad", ctwa_clid: "clid" },
+      }, (v) => {
+        assert.deepEqual(v.messages[0].context, {
+          from: "15550100001",
+          id: "wamid.q",
+          forwarded: true,
+        });
+        assert.deepEqual(v.messages[0].referral, {
+          source_type: "ad",
+          ctwa_clid: "clid",
+        });
+      }],
+      [{
+        from: "+5491122334455",
+        type: "edit",
+        edit: { originalId: "wamid.o", text: "c" },
+      }, (v) => {
+        assert.deepEqual(v.messages[0].edit, {
+          original_message_id: "wamid.o",
+          message: { type: "text", text: { body: "c" } },
+        });
+      }],
+      [{
+        from: "+5491122334455",
+        type: "revoke",
+        revoke: { originalId: "wamid.o" },
+      }, (v) => {
+        assert.deepEqual(v.messages[0].revoke, {
+          original_message_id: "wamid.o",
+        });
+      }],
+      [{
+        from: "+5491122334455",
+        type: "text",
+        text: { body: "d" },
+        echo: true,
+      }, (v) => {
+        assert.equal(v.messages, undefined);
+        assert.equal(v.contacts, undefined);
+        assert.equal(v.message_echoes[0].from, "15550100001");
+        assert.equal(v.message_echoes[0].to, "5491122334455");
+      }],
+    ];
+    for (const [i, [input, check]] of cases.entries()) {
+      const res = await inbound(sim, { to: "+15550100001", ...input });
+      assert.equal(res.status, 200, JSON.stringify(res.body));
+      // deno-lint-ignore no-explicit-any
+      const change = (rx.received[i]!.body as any).entry[0].changes[0];
+      assert.equal(
+        change.field,
+        input.echo ? "smb_message_echoes" : "messages",
+      );
+      check(change.value);
+    }
+    const neither = await inbound(sim, {
+      to: "+15550100001",
+      type: "text",
+      text: { body: "?" },
+    });
+    assert.equal(neither.status, 400);
+  });
+});

@@ -7,8 +7,13 @@ export type CustomFields = Record<string, CustomFieldValue>;
 export interface Contact {
   id: string;
   accountId: string;
-  /** E.164. */
-  phoneNumber: string;
+  /** E.164; null when WhatsApp withholds it (a username user). */
+  phoneNumber: string | null;
+  /** Business-scoped user id (BSUID), exactly as received. */
+  userId: string | null;
+  parentUserId: string | null;
+  /** Not an identity: a user may change it at any time. */
+  username: string | null;
   name: string | null;
   email: string | null;
   tags: string[];
@@ -21,7 +26,9 @@ export interface Contact {
 /** The Contact of the API and of `contact.created` events. */
 export interface ContactView {
   id: string;
-  phoneNumber: string;
+  phoneNumber: string | null;
+  userId: string | null;
+  username: string | null;
   name: string | null;
   email: string | null;
   tags: string[];
@@ -43,6 +50,8 @@ export function contactView(c: Contact): ContactView {
   return {
     id: c.id,
     phoneNumber: c.phoneNumber,
+    userId: c.userId,
+    username: c.username,
     name: c.name,
     email: c.email,
     tags: c.tags,
@@ -51,6 +60,17 @@ export function contactView(c: Contact): ContactView {
     lastMessageAt: c.lastMessageAt,
     createdAt: c.createdAt,
   };
+}
+
+/**
+ * A business-scoped user id (reference §4.7): ISO country code, `.`, an
+ * optional `ENT.` (parent BSUID), then up to 128 alphanumerics.
+ */
+const BSUID_REGEXP = /^[A-Z]{2}\.(?:ENT\.)?[A-Za-z0-9]{1,128}$/;
+
+/** True for a BSUID such as `US.13491208655302741918` or `US.ENT.118...`. */
+export function isBsuid(text: string): boolean {
+  return BSUID_REGEXP.test(text);
 }
 
 /** Trims tags and drops empty ones and repeats, keeping the first spelling's position. */

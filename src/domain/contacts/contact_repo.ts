@@ -10,7 +10,7 @@ import {
 
 export interface ContactFilter {
   accountId: string;
-  /** Case-insensitive substring of name, phone number or e-mail. */
+  /** Case-insensitive substring of name, phone number, e-mail or username; or an exact BSUID. */
   search?: string | undefined;
   /** Exact tag. */
   tag?: string | undefined;
@@ -21,6 +21,9 @@ function toContact(r: ContactsTable): Contact {
     id: r.id,
     accountId: r.account_id,
     phoneNumber: r.phone_number,
+    userId: r.user_id,
+    parentUserId: r.parent_user_id,
+    username: r.username,
     name: r.name,
     email: r.email,
     tags: fromJson<string[]>(r.tags, []),
@@ -36,7 +39,7 @@ function isUniqueViolation(err: unknown): boolean {
   return err instanceof Error && /UNIQUE constraint failed/i.test(err.message);
 }
 
-/** Inserts a contact; null when (account, phone number) is already taken. */
+/** Inserts a contact; null when its phone number or BSUID is already taken in the account. */
 export async function insertContact(
   db: Executor,
   contact: Contact,
@@ -45,6 +48,9 @@ export async function insertContact(
     id: contact.id,
     account_id: contact.accountId,
     phone_number: contact.phoneNumber,
+    user_id: contact.userId,
+    parent_user_id: contact.parentUserId,
+    username: contact.username,
     name: contact.name,
     email: contact.email,
     tags: toJson(contact.tags),
@@ -92,6 +98,42 @@ export async function findContactByPhone(
   return r ? toContact(r) : undefined;
 }
 
+/** Finds the contact of a BSUID, matched exactly as Meta sent it. */
+export async function findContactByUserId(
+  db: Executor,
+  accountId: string,
+  userId: string,
+): Promise<Contact | undefined> {
+  const r = await db.selectFrom("contacts").selectAll()
+    .where("account_id", "=", accountId).where("user_id", "=", userId)
+    .executeTakeFirst();
+  return r ? toContact(r) : undefined;
+}
+
+/** Sets identity fields of a contact (only the given ones). */
+export async function setContactIdentity(
+  db: Executor,
+  id: string,
+  patch: {
+    phoneNumber?: string | null;
+    userId?: string | null;
+    parentUserId?: string | null;
+    username?: string | null;
+    name?: string | null;
+    updatedAt: string;
+  },
+): Promise<void> {
+  const set: Partial<ContactsTable> = { updated_at: patch.updatedAt };
+  if (patch.phoneNumber !== undefined) set.phone_number = patch.phoneNumber;
+  if (patch.userId !== undefined) set.user_id = patch.userId;
+  if (patch.parentUserId !== undefined) {
+    set.parent_user_id = patch.parentUserId;
+  }
+  if (patch.username !== undefined) set.username = patch.username;
+  if (patch.name !== undefined) set.name = patch.name;
+  await db.updateTable("contacts").set(set).where("id", "=", id).execute();
+}
+
 // `!` escapes LIKE wildcards in user text.
 function likePattern(text: string): string {
   return `%${text.replace(/[!%_]/g, (ch) => `!${ch}`)}%`;
@@ -113,6 +155,8 @@ export function contactListQuery(
         sql<boolean>`contacts.name like ${pattern} escape '!'`,
         sql<boolean>`contacts.email like ${pattern} escape '!'`,
         sql<boolean>`contacts.phone_number like ${pattern} escape '!'`,
+        sql<boolean>`contacts.username like ${pattern} escape '!'`,
+        sql<boolean>`contacts.user_id = ${search.trim()}`,
         ...(digits
           ? [sql<boolean>`contacts.phone_number like ${likePattern(digits)}`]
           : []),

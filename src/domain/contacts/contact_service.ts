@@ -1,4 +1,4 @@
-import type { Db, Executor } from "../../db/schema.ts";
+import type { Db } from "../../db/schema.ts";
 import type { Clock } from "../../clock.ts";
 import { AppError } from "../../errors.ts";
 import { newId } from "../../ids.ts";
@@ -16,7 +16,8 @@ import {
 } from "./contact.ts";
 import * as repo from "./contact_repo.ts";
 
-export { findContactByPhone } from "./contact_repo.ts";
+export { findContactByPhone, findContactByUserId } from "./contact_repo.ts";
+export { findOrCreateContact } from "./contact_identity_service.ts";
 
 export interface Deps {
   db: Db;
@@ -114,6 +115,9 @@ export async function createContact(
     id: newId(),
     accountId: input.accountId,
     phoneNumber,
+    userId: null,
+    parentUserId: null,
+    username: null,
     name: input.name ?? null,
     email: input.email ?? null,
     tags,
@@ -139,61 +143,6 @@ export async function createContact(
     });
     return inserted;
   });
-}
-
-/**
- * Finds the contact of a number (Argentine variants included) or creates it
- * with its `contact.created` event on the given executor; the caller owns
- * the transaction.
- */
-export async function findOrCreateContact(
-  trx: Executor,
-  input: {
-    accountId: string;
-    /** E.164. */
-    phoneNumber: string;
-    name?: string | null | undefined;
-    now: Date;
-  },
-): Promise<{ contact: Contact; created: boolean }> {
-  const existing = await repo.findContactByPhone(
-    trx,
-    input.accountId,
-    input.phoneNumber,
-  );
-  if (existing) return { contact: existing, created: false };
-  const createdAt = toDbTime(input.now);
-  const inserted = await repo.insertContact(trx, {
-    id: newId(),
-    accountId: input.accountId,
-    phoneNumber: input.phoneNumber,
-    name: input.name ?? null,
-    email: null,
-    tags: [],
-    customFields: {},
-    optedIn: true,
-    lastMessageAt: null,
-    createdAt,
-  });
-  if (!inserted) {
-    // Another writer created it between the lookup and the insert.
-    const raced = await repo.findContactByPhone(
-      trx,
-      input.accountId,
-      input.phoneNumber,
-    );
-    if (raced) return { contact: raced, created: false };
-    throw new Error(
-      `Cannot create contact "${input.phoneNumber}": insert conflicted but no row was found`,
-    );
-  }
-  await recordEvent(trx, {
-    accountId: input.accountId,
-    type: "contact.created",
-    data: contactView(inserted),
-    createdAt,
-  });
-  return { contact: inserted, created: true };
 }
 
 /** Changes only the given fields of a contact and returns it. */

@@ -1,5 +1,6 @@
 import type { Principal } from "../accounts/account.ts";
 import type { MessageDirection, MessageStatus } from "../messages/message.ts";
+import type { Referral } from "../messages/message_details.ts";
 
 export const CONVERSATION_STATUSES = [
   "open",
@@ -11,7 +12,10 @@ export type ConversationStatus = (typeof CONVERSATION_STATUSES)[number];
 
 export interface ConversationContact {
   id: string;
-  phoneNumber: string;
+  /** Null for a contact known only by its BSUID. */
+  phoneNumber: string | null;
+  userId: string | null;
+  username: string | null;
   name: string | null;
 }
 
@@ -31,6 +35,8 @@ export interface Conversation {
   unreadCount: number;
   createdAt: string;
   contact: ConversationContact;
+  /** The click-to-WhatsApp ad that last brought the customer here, kept for attribution. */
+  referral: Referral | null;
 }
 
 /**

@@ -44,6 +44,7 @@ export async function findOrCreateConversation(
     last_inbound_at: null,
     service_window_expires_at: null,
     unread_count: 0,
+    referral: null,
     created_at: at,
     updated_at: at,
   });

@@ -10,6 +10,8 @@ import type {
 import type { CursorPosition } from "../pagination.ts";
 import type { MessageDirection } from "../messages/message.ts";
 import { toMessageStatus } from "../messages/message.ts";
+import type { Referral } from "../messages/message_details.ts";
+import { fromJson } from "../../db/json.ts";
 import type {
   Conversation,
   ConversationStatus,
@@ -19,7 +21,9 @@ import type {
 type Joined = Database & { cv: ConversationsTable; ct: ContactsTable };
 
 interface ConversationRow extends ConversationsTable {
-  contact_phone_number: string;
+  contact_phone_number: string | null;
+  contact_user_id: string | null;
+  contact_username: string | null;
   contact_name: string | null;
 }
 
@@ -42,8 +46,11 @@ export function toConversation(r: ConversationRow): Conversation {
     contact: {
       id: r.contact_id,
       phoneNumber: r.contact_phone_number,
+      userId: r.contact_user_id,
+      username: r.contact_username,
       name: r.contact_name,
     },
+    referral: r.referral ? fromJson<Referral | null>(r.referral, null) : null,
   };
 }
 
@@ -54,6 +61,8 @@ function visibleConversations(db: Executor, viewer: Viewer) {
     .selectAll("cv")
     .select([
       "ct.phone_number as contact_phone_number",
+      "ct.user_id as contact_user_id",
+      "ct.username as contact_username",
       "ct.name as contact_name",
     ])
     .where("cv.account_id", "=", viewer.accountId);
@@ -80,7 +89,7 @@ function escapeLike(text: string): string {
 export interface ListConversationsInput {
   viewer: Viewer;
   status?: ConversationStatus;
-  /** Case-insensitive substring of the contact's name or phone (`+` optional). */
+  /** Case-insensitive substring of the contact's name, username or phone (`+` optional), or an exact BSUID. */
   search?: string;
   after?: CursorPosition;
   limit: number;
@@ -105,6 +114,10 @@ export function listConversationsQuery(
         sql<boolean>`lower(${
           eb.ref("ct.name")
         }) like ${namePattern} escape '\\'`,
+        sql<boolean>`lower(${
+          eb.ref("ct.username")
+        }) like ${namePattern} escape '\\'`,
+        eb("ct.user_id", "=", search.trim()),
         ...(/^\d+$/.test(digits)
           ? [eb("ct.phone_number", "like", `%${digits}%`)]
           : []),
@@ -173,6 +186,8 @@ export async function findMatchingConversations(
   input: {
     viewer: Viewer;
     phones?: string[];
+    /** A BSUID, matched whole. */
+    userId?: string;
     email?: string;
     /** Already normalised: no leading `@`, lower case. */
     instagram?: string;
@@ -185,6 +200,9 @@ export async function findMatchingConversations(
   let query = visibleConversations(db, input.viewer).where((eb) =>
     eb.or([
       ...(phones?.length ? [eb("ct.phone_number", "in", phones)] : []),
+      ...(input.userId !== undefined
+        ? [eb("ct.user_id", "=", input.userId)]
+        : []),
       ...(email !== undefined
         ? [sql<boolean>`lower(${eb.ref("ct.email")}) = ${email.toLowerCase()}`]
         : []),

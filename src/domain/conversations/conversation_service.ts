@@ -1,4 +1,5 @@
 import type { Db } from "../../db/schema.ts";
+import { isBsuid } from "../contacts/contact.ts";
 import type { Clock } from "../../clock.ts";
 import { AppError } from "../../errors.ts";
 import { toDbTime } from "../../db/time.ts";
@@ -153,8 +154,12 @@ export async function resolveConversation(
   const instagram = normalizeInstagram(input.instagram ?? "") || undefined;
   const email = input.email?.trim() || undefined;
   const phone = input.phone?.trim() || undefined;
-  const phones = phone ? await readPhone(deps, viewer.accountId, phone) : [];
-  if (phones.length === 0 && !email && !instagram) {
+  // A username customer is known by BSUID only: `phone` takes it too, matched whole.
+  const userId = phone && isBsuid(phone) ? phone : undefined;
+  const phones = phone && !userId
+    ? await readPhone(deps, viewer.accountId, phone)
+    : [];
+  if (phones.length === 0 && !userId && !email && !instagram) {
     if (phone) throw invalidPhone(phone);
     throw new AppError(
       "VALIDATION_ERROR",
@@ -175,6 +180,7 @@ export async function resolveConversation(
   const found = await repo.findMatchingConversations(deps.db, {
     viewer,
     ...(phones.length > 0 && { phones }),
+    ...(userId && { userId }),
     ...(email && { email }),
     ...(instagram && { instagram }),
     preferredChannelIds: preferred,

@@ -107,6 +107,27 @@ export async function updateLastMessageStatus(
   return Number(result.numUpdatedRows) > 0;
 }
 
+/** Keeps the click-to-WhatsApp ad (JSON) that last brought the customer. */
+export async function setReferral(
+  db: Executor,
+  conversationId: string,
+  referral: string,
+): Promise<void> {
+  await db.updateTable("conversations").set({ referral })
+    .where("id", "=", conversationId).execute();
+}
+
+/** Shows a message's new text on the conversation, only while it is the last message. */
+export async function updateLastMessagePreview(
+  db: Executor,
+  input: { conversationId: string; messageId: string; preview: string | null },
+): Promise<void> {
+  await db.updateTable("conversations")
+    .set({ last_message_preview: truncatePreview(input.preview) })
+    .where("id", "=", input.conversationId)
+    .where("last_message_id", "=", input.messageId).execute();
+}
+
 /** Sets unreadCount to 0 (the read operations). */
 export async function resetUnread(
   db: Executor,
@@ -116,4 +137,64 @@ export async function resetUnread(
     .set({ unread_count: 0 }).where("id", "=", conversationId)
     .executeTakeFirst();
   return Number(result.numUpdatedRows) > 0;
+}
+
+/** The later of a nullable time column and a value; null when both are. */
+function laterOf(column: string, value: string | null) {
+  return sql<string | null>`nullif(max(coalesce(${sql.ref(column)}, ''), ${
+    value ?? ""
+  }), '')`;
+}
+
+/**
+ * Hands every conversation and message of contact `from` to contact `to`
+ * (two identities found to be one person). Where both have a conversation
+ * on the same channel the messages move into `to`'s and the two summaries
+ * combine: the newest last message, the later window, the unread counts
+ * added.
+ */
+export async function moveContactConversations(
+  db: Executor,
+  input: { from: string; to: string },
+): Promise<void> {
+  const mine = await db.selectFrom("conversations").selectAll()
+    .where("contact_id", "=", input.from).execute();
+  for (const old of mine) {
+    const target = await db.selectFrom("conversations").selectAll()
+      .where("contact_id", "=", input.to)
+      .where((eb) =>
+        old.channel_id === null
+          ? eb("channel_id", "is", null)
+          : eb("channel_id", "=", old.channel_id)
+      ).executeTakeFirst();
+    if (!target) {
+      await db.updateTable("conversations").set({ contact_id: input.to })
+        .where("id", "=", old.id).execute();
+      continue;
+    }
+    await db.updateTable("messages").set({ conversation_id: target.id })
+      .where("conversation_id", "=", old.id).execute();
+    const newer = (old.last_message_at ?? "") > (target.last_message_at ?? "");
+    await db.updateTable("conversations").set({
+      ...(newer
+        ? {
+          last_message_at: old.last_message_at,
+          last_message_preview: old.last_message_preview,
+          last_message_direction: old.last_message_direction,
+          last_message_status: old.last_message_status,
+          last_message_id: old.last_message_id,
+        }
+        : {}),
+      last_inbound_at: laterOf("last_inbound_at", old.last_inbound_at),
+      service_window_expires_at: laterOf(
+        "service_window_expires_at",
+        old.service_window_expires_at,
+      ),
+      unread_count: sql`unread_count + ${old.unread_count}`,
+      referral: target.referral ?? old.referral,
+    }).where("id", "=", target.id).execute();
+    await db.deleteFrom("conversations").where("id", "=", old.id).execute();
+  }
+  await db.updateTable("messages").set({ contact_id: input.to })
+    .where("contact_id", "=", input.from).execute();
 }

@@ -1,25 +1,22 @@
-import type { Db } from "../../db/schema.ts";
+import type { Db, Executor } from "../../db/schema.ts";
 import type { Clock } from "../../clock.ts";
 import type { Logger } from "../../log.ts";
 import { newId } from "../../ids.ts";
 import { toJson } from "../../db/json.ts";
 import { toDbTime } from "../../db/time.ts";
-import { enqueue, PRIORITY } from "../../jobs/queue.ts";
-import { toE164 } from "../phones/phone.ts";
 import type { Channel } from "../channels/channel.ts";
-import { findOrCreateContact } from "../contacts/contact_service.ts";
-import {
-  findOrCreateConversation,
-  recordInbound,
-} from "../conversations/conversation_service.ts";
+import { recordInbound } from "../conversations/conversation_service.ts";
+import { setReferral } from "../conversations/conversation_write_repo.ts";
 import { recordEvent } from "../events/event_service.ts";
 import { previewOf } from "../messages/outbound.ts";
 import {
+  findAccountMessageByWamid,
   findMessageById,
   findMessageByWamid,
   insertMessages,
   type MessageRow,
   setWamidIfMissing,
+  UPSTREAM_ROW_DEFAULTS,
 } from "../messages/message_repo.ts";
 import { messagePayload } from "../messages/message_events.ts";
 import {
@@ -29,13 +26,24 @@ import {
 } from "../messages/status.ts";
 import { touchContactLastMessage } from "../messages/send_repo.ts";
 import { recordStatusChange } from "../messages/status_service.ts";
-import { insertMedia } from "../media/media_repo.ts";
-import { mediaStorageKey } from "../media/media.ts";
 import {
   inboundContent,
   type MetaMessage,
   type MetaStatus,
 } from "./meta_payload.ts";
+import type { Sender } from "./sender.ts";
+import { queueInboundMedia } from "./inbound_media_service.ts";
+import {
+  applyEcho,
+  applyEditOrRevoke,
+  applySystemChange,
+  openThread,
+} from "./customer_change_service.ts";
+import {
+  type MessageDetails,
+  parseDetails,
+  referralOf,
+} from "../messages/message_details.ts";
 
 interface ApplyDeps {
   db: Db;
@@ -59,40 +67,27 @@ function upstreamTime(timestamp: string | undefined, fallback: Date): Date {
 export async function applyInboundMessage(
   deps: ApplyDeps,
   channel: Channel,
-  input: {
-    message: MetaMessage;
-    contacts: { wa_id?: string; profile?: { name?: string } }[];
-  },
-): Promise<void> {
-  const { message } = input;
-  if (await findMessageByWamid(deps.db, message.id)) return;
+  input: { message: MetaMessage; sender: Sender },
+): Promise<string | null> {
+  const { message, sender } = input;
   const now = deps.clock.now();
   const sentAt = upstreamTime(message.timestamp, now);
-  const phone = toE164(message.from) ?? `+${message.from.replace(/\D/g, "")}`;
-  const profileName =
-    input.contacts.find((c) => c.wa_id === message.from)?.profile?.name ??
-      input.contacts[0]?.profile?.name ?? null;
+  if (message.type === "edit" || message.type === "revoke") {
+    return await deps.db.transaction().execute((trx) =>
+      applyEditOrRevoke(trx, channel, message, sentAt)
+    );
+  }
+  if (await findMessageByWamid(deps.db, message.id)) return null;
   const { type, content, media } = inboundContent(message);
-  await deps.db.transaction().execute(async (trx) => {
+  return await deps.db.transaction().execute(async (trx) => {
     // Checked again inside the transaction: two workers may race on a Meta retry.
-    if (await findMessageByWamid(trx, message.id)) return;
-    const { contact } = await findOrCreateContact(trx, {
-      accountId: channel.accountId,
-      phoneNumber: phone,
-      name: profileName,
+    if (await findMessageByWamid(trx, message.id)) return null;
+    const { contact, conversation } = await openThread(
+      trx,
+      channel,
+      sender,
       now,
-    });
-    if (!contact.name && profileName) {
-      await trx.updateTable("contacts").set({ name: profileName })
-        .where("id", "=", contact.id).execute();
-      contact.name = profileName;
-    }
-    const { conversation } = await findOrCreateConversation(trx, {
-      accountId: channel.accountId,
-      contactId: contact.id,
-      channelId: channel.id,
-      now,
-    });
+    );
     const nowIso = toDbTime(now);
     const row: MessageRow = {
       id: newId(now.getTime()),
@@ -109,18 +104,17 @@ export async function applyInboundMessage(
       error_message: message.errors?.[0]?.error_data?.details ??
         message.errors?.[0]?.title ?? null,
       origin: "inbound",
-      sent_by_ai: 0,
-      campaign_id: null,
-      client_ref: null,
-      media_id: null,
-      media_key: null,
-      lane: "live",
+      ...UPSTREAM_ROW_DEFAULTS,
       context_wa_message_id: message.context?.id ?? null,
       upstream_timestamp: toDbTime(sentAt),
+      details: await detailsOf(trx, channel, message),
       created_at: nowIso,
       updated_at: nowIso,
     };
     await insertMessages(trx, [row]);
+    const referral = parseDetails(row.details).referral;
+    // The conversation keeps the last ad that brought the customer, for attribution.
+    if (referral) await setReferral(trx, conversation.id, toJson(referral));
     await recordInbound(trx, {
       conversationId: conversation.id,
       messageId: row.id,
@@ -129,31 +123,7 @@ export async function applyInboundMessage(
     });
     await touchContactLastMessage(trx, contact.id, nowIso);
     if (media) {
-      const mediaId = newId(now.getTime());
-      await insertMedia(trx, {
-        id: mediaId,
-        account_id: channel.accountId,
-        message_id: row.id,
-        channel_id: channel.id,
-        upstream_media_id: media.upstreamId,
-        kind: media.kind,
-        mime_type: media.mimeType,
-        file_name: media.fileName,
-        sha256: media.sha256,
-        size_bytes: null,
-        storage_key: mediaStorageKey(channel.accountId, mediaId, now),
-        status: "pending",
-        error: null,
-        created_at: nowIso,
-        updated_at: nowIso,
-      });
-      await enqueue(trx, {
-        kind: "media.download",
-        payload: { mediaId },
-        priority: PRIORITY.media,
-        uniqueKey: `media.download:${mediaId}`,
-        maxAttempts: 8,
-      }, now);
+      await queueInboundMedia(trx, channel, { messageId: row.id, media, now });
     }
     await recordEvent(trx, {
       accountId: channel.accountId,
@@ -164,11 +134,53 @@ export async function applyInboundMessage(
           id: contact.id,
           name: contact.name,
           phoneNumber: contact.phoneNumber,
+          userId: contact.userId,
+          username: contact.username,
         },
       },
       createdAt: now,
     });
+    return type === "system"
+      ? await applySystemChange(trx, contact, message, sentAt)
+      : null;
   });
+}
+
+/** Reply context (with our id of the quoted message), forward flags and ad referral, as stored JSON. */
+async function detailsOf(
+  trx: Executor,
+  channel: Channel,
+  message: MetaMessage,
+): Promise<string | null> {
+  const quoted = message.context?.id
+    ? await findAccountMessageByWamid(
+      trx,
+      channel.accountId,
+      message.context.id,
+    )
+    : undefined;
+  const details: MessageDetails = {
+    ...(quoted ? { contextMessageId: quoted.id } : {}),
+    ...(message.context?.forwarded ? { forwarded: true } : {}),
+    ...(message.context?.frequently_forwarded
+      ? { forwarded: true, frequentlyForwarded: true }
+      : {}),
+    ...(message.referral ? { referral: referralOf(message.referral) } : {}),
+  };
+  return Object.keys(details).length ? toJson(details) : null;
+}
+
+/** Stores an echo of a message the business sent from the WhatsApp Business app. */
+export async function applyEchoMessage(
+  deps: ApplyDeps,
+  channel: Channel,
+  input: { echo: MetaMessage; recipient: Sender },
+): Promise<void> {
+  const now = deps.clock.now();
+  const at = upstreamTime(input.echo.timestamp, now);
+  await deps.db.transaction().execute((trx) =>
+    applyEcho(trx, channel, { ...input, at, now })
+  );
 }
 
 function reportedStatus(status: string): OutboundStatus | null {

@@ -1,14 +1,32 @@
 import type { Db } from "../../db/schema.ts";
 import type { Clock } from "../../clock.ts";
 import type { Logger } from "../../log.ts";
-import { AppError, RetryLater } from "../../errors.ts";
+import { AppError } from "../../errors.ts";
 import { newId } from "../../ids.ts";
 import { safeEqual } from "../../crypto.ts";
 import { toDbTime } from "../../db/time.ts";
 import { enqueue, PRIORITY } from "../../jobs/queue.ts";
-import { MetaPayload } from "./meta_payload.ts";
-import { applyInboundMessage, applyStatus } from "./inbound_apply_service.ts";
-import { MetaValue } from "./meta_payload.ts";
+import type { z } from "zod";
+import {
+  type MetaContact,
+  MetaMessage,
+  MetaPayload,
+  MetaStatus,
+  MetaValue,
+} from "./meta_payload.ts";
+import {
+  applyEchoMessage,
+  applyInboundMessage,
+  applyStatus,
+} from "./inbound_apply_service.ts";
+import { recipientOf, type Sender, senderOf } from "./sender.ts";
+import {
+  enqueueStatusRetry,
+  type StatusAt,
+} from "./unmatched_status_service.ts";
+
+/** Webhook fields read: customer messages and statuses, and Business app echoes. */
+const HANDLED_FIELDS = ["messages", "smb_message_echoes"];
 import { findChannelByUpstreamId } from "../channels/channel_repo.ts";
 
 export interface InboundDeps {
@@ -21,10 +39,6 @@ export interface InboundDeps {
   };
   jobs: { notify(lanes?: Iterable<number>): void };
 }
-
-/** How long an unmatched status report is retried (our send may not have committed yet). */
-const UNMATCHED_RETRY_WINDOW_MS = 10 * 60 * 1000;
-const UNMATCHED_RETRY_DELAY_MS = 2_000;
 
 /** Answers Meta's verification handshake: the challenge when mode and token match. */
 export function verifyHandshake(
@@ -98,10 +112,49 @@ function envelopeError(text: string): string | null {
     : "Cannot read webhook body: it is not a Meta webhook envelope";
 }
 
+/** Id of a raw element for a log line, when it has one. */
+function idOf(raw: unknown): string {
+  const id = (raw as { id?: unknown } | null)?.id;
+  return typeof id === "string" ? `"${id}"` : "without id";
+}
+
+function firstIssue(error: z.ZodError): string {
+  const issue = error.issues[0];
+  return issue
+    ? `${issue.path.join(".") || "value"}: ${issue.message}`
+    : "unreadable";
+}
+
+/**
+ * One message (with its sender) or echo (with its recipient), or null after
+ * recording why it cannot be read.
+ */
+function readMessage(
+  raw: unknown,
+  kind: "message" | "echo",
+  contacts: MetaContact[],
+  skip: (reason: string) => void,
+): { message: MetaMessage; person: Sender } | null {
+  const parsed = MetaMessage.safeParse(raw);
+  if (!parsed.success) {
+    skip(`${kind} ${idOf(raw)}: ${firstIssue(parsed.error)}`);
+    return null;
+  }
+  const who = (kind === "echo" ? recipientOf : senderOf)(parsed.data, contacts);
+  if ("refused" in who) {
+    skip(`${kind} ${idOf(raw)}: ${who.refused}`);
+    return null;
+  }
+  return { message: parsed.data, person: who.sender };
+}
+
 /**
  * Applies a stored payload: every message and status in every entry and
  * change, each in its own transaction and idempotent on upstream ids, so a
- * re-run after a crash or a Meta retry changes nothing twice.
+ * re-run after a crash or a Meta retry changes nothing twice. Each message
+ * and status is read on its own: one that cannot be understood is skipped
+ * with its reason (logged, and kept on the stored payload) and the others
+ * are applied.
  */
 export async function processInboundPayload(
   deps: InboundDeps,
@@ -111,13 +164,18 @@ export async function processInboundPayload(
     .where("id", "=", payloadId).executeTakeFirst();
   if (!stored) return;
   const payload = MetaPayload.parse(JSON.parse(stored.body));
-  let unmatched = 0;
-  for (const entry of payload.entry) {
-    for (const change of entry.changes) {
-      if (change.field !== "messages") continue;
+  const skipped: string[] = [];
+  const skip = (reason: string) => {
+    deps.log.warn("Skipping part of a webhook", { payloadId, reason });
+    skipped.push(reason);
+  };
+  const unmatched: StatusAt[] = [];
+  for (const [e, entry] of payload.entry.entries()) {
+    for (const [c, change] of entry.changes.entries()) {
+      if (!HANDLED_FIELDS.includes(change.field)) continue;
       const value = MetaValue.safeParse(change.value);
       if (!value.success) {
-        deps.log.warn("Skipping malformed webhook change", { payloadId });
+        skip(`change: ${firstIssue(value.error)}`);
         continue;
       }
       const channel = await findChannelByUpstreamId(
@@ -125,20 +183,38 @@ export async function processInboundPayload(
         value.data.metadata.phone_number_id,
       );
       if (!channel) {
-        deps.log.warn("Webhook for an unknown phone number id", {
-          payloadId,
-          phoneNumberId: value.data.metadata.phone_number_id,
-        });
+        skip(
+          `change: unknown phone number id "${value.data.metadata.phone_number_id}"`,
+        );
         continue;
       }
-      for (const message of value.data.messages ?? []) {
-        await applyInboundMessage(deps, channel, {
-          message,
-          contacts: value.data.contacts ?? [],
+      const contacts = value.data.contacts ?? [];
+      for (const raw of value.data.messages ?? []) {
+        const read = readMessage(raw, "message", contacts, skip);
+        if (!read) continue;
+        const skipped = await applyInboundMessage(deps, channel, {
+          message: read.message,
+          sender: read.person,
+        });
+        if (skipped) skip(`message ${idOf(raw)}: ${skipped}`);
+      }
+      for (const raw of value.data.message_echoes ?? []) {
+        const read = readMessage(raw, "echo", contacts, skip);
+        if (!read) continue;
+        await applyEchoMessage(deps, channel, {
+          echo: read.message,
+          recipient: read.person,
         });
       }
-      for (const status of value.data.statuses ?? []) {
-        if (!(await applyStatus(deps, channel, status))) unmatched++;
+      for (const [i, raw] of (value.data.statuses ?? []).entries()) {
+        const status = MetaStatus.safeParse(raw);
+        if (!status.success) {
+          skip(`status ${idOf(raw)}: ${firstIssue(status.error)}`);
+          continue;
+        }
+        if (!(await applyStatus(deps, channel, status.data))) {
+          unmatched.push({ payloadId, entry: e, change: c, status: i });
+        }
       }
       for (const error of value.data.errors ?? []) {
         deps.log.warn("Upstream reported a system error", { payloadId, error });
@@ -146,18 +222,21 @@ export async function processInboundPayload(
     }
   }
   const now = deps.clock.now();
-  const age = now.getTime() - Date.parse(stored.received_at);
-  if (unmatched > 0 && age < UNMATCHED_RETRY_WINDOW_MS) {
-    // Not an attempt: our send may just not have committed its upstream id yet.
-    throw new RetryLater(
-      UNMATCHED_RETRY_DELAY_MS,
-      `Cannot match ${unmatched} status report(s) to a message yet`,
-    );
-  }
-  await deps.db.updateTable("inbound_payloads").set({
-    processed_at: toDbTime(now),
-    error: unmatched
-      ? `${unmatched} status report(s) matched no message`
-      : null,
-  }).where("id", "=", payloadId).execute();
+  const problems = [
+    ...(skipped.length ? [`skipped ${skipped.join("; ")}`] : []),
+    ...(unmatched.length
+      ? [
+        `${unmatched.length} status report(s) matched no message yet: each is tried again on its own, then dropped`,
+      ]
+      : []),
+  ];
+  await deps.db.transaction().execute(async (trx) => {
+    // Only the unmatched statuses wait, each in its own job: the payload is done.
+    for (const at of unmatched) await enqueueStatusRetry(trx, at, now);
+    await trx.updateTable("inbound_payloads").set({
+      processed_at: toDbTime(now),
+      error: problems.length ? problems.join("; ") : null,
+    }).where("id", "=", payloadId).execute();
+  });
+  if (unmatched.length) deps.jobs.notify([PRIORITY.inbound]);
 }

@@ -19,13 +19,18 @@ export const MetaStatus = z.looseObject({
   status: z.string(),
   timestamp: UnixSeconds.optional(),
   recipient_id: z.string().optional(),
+  /** BSUID of the recipient (§4.7); `recipient_id` only comes with a phone. */
+  recipient_user_id: z.string().optional(),
   biz_opaque_callback_data: z.string().optional(),
   errors: z.array(MetaError).optional(),
 });
 export type MetaStatus = z.infer<typeof MetaStatus>;
 
 export const MetaMessage = z.looseObject({
-  from: z.string().min(1),
+  /** The sender's phone digits; absent for a username user who withholds it (§4.7). */
+  from: z.string().min(1).optional(),
+  /** The sender's BSUID. */
+  from_user_id: z.string().min(1).optional(),
   id: z.string().min(1),
   timestamp: UnixSeconds.optional(),
   type: z.string(),
@@ -35,21 +40,35 @@ export const MetaMessage = z.looseObject({
     forwarded: z.boolean().optional(),
     frequently_forwarded: z.boolean().optional(),
   }).optional(),
+  referral: z.looseObject({}).optional(),
   errors: z.array(MetaError).optional(),
 });
 export type MetaMessage = z.infer<typeof MetaMessage>;
+
+/** `value.contacts[i]`: the sender's profile and identifiers (§4.3, §4.7). */
+export const MetaContact = z.looseObject({
+  wa_id: z.string().optional(),
+  user_id: z.string().optional(),
+  parent_user_id: z.string().optional(),
+  profile: z.looseObject({
+    name: z.string().optional(),
+    username: z.string().optional(),
+  }).optional(),
+});
+export type MetaContact = z.infer<typeof MetaContact>;
 
 export const MetaValue = z.looseObject({
   metadata: z.looseObject({
     display_phone_number: z.string().optional(),
     phone_number_id: z.string(),
   }),
-  contacts: z.array(z.looseObject({
-    wa_id: z.string().optional(),
-    profile: z.looseObject({ name: z.string().optional() }).optional(),
-  })).optional(),
-  messages: z.array(MetaMessage).optional(),
-  statuses: z.array(MetaStatus).optional(),
+  contacts: z.array(MetaContact).optional(),
+  // Each message and status is parsed on its own: one bad element must not
+  // take the rest of the change with it.
+  messages: z.array(z.unknown()).optional(),
+  statuses: z.array(z.unknown()).optional(),
+  /** Field `smb_message_echoes`: what the business sent from the WhatsApp Business app. */
+  message_echoes: z.array(z.unknown()).optional(),
   errors: z.array(MetaError).optional(),
 });
 export type MetaValue = z.infer<typeof MetaValue>;
@@ -114,8 +133,9 @@ function defaultFileName(
 /** Turns one Meta message into our stored type and content (text as `{ body }`). */
 export function inboundContent(message: MetaMessage): InboundContent {
   const raw = message as Record<string, unknown>;
-  const type = message.type;
-  const body = (raw[type] ?? {}) as Record<string, unknown>;
+  // On-Premises style `voice` is a voice note: stored as audio marked voice.
+  const type = message.type === "voice" ? "audio" : message.type;
+  const body = (raw[message.type] ?? {}) as Record<string, unknown>;
   if (
     (MEDIA_TYPES as readonly string[]).includes(type) &&
     typeof body.id === "string"
@@ -128,7 +148,7 @@ export function inboundContent(message: MetaMessage): InboundContent {
       : defaultFileName(type, body.id, mimeType);
     const content: Record<string, unknown> = { mimeType, fileName };
     if (typeof body.caption === "string") content.caption = body.caption;
-    if (body.voice === true) content.voice = true;
+    if (body.voice === true || message.type === "voice") content.voice = true;
     if (body.animated !== undefined) content.animated = body.animated;
     return {
       type,

@@ -67,7 +67,9 @@ function failureOf(err: unknown): { code: string; message: string } {
     }
     return {
       code: String(err.upstreamCode ?? err.category),
-      message: err.message,
+      message: err.category === "bsuid_recipient_unsupported"
+        ? `${err.message}: this message can only go to the customer's phone number, which they have not shared`
+        : err.message,
     };
   }
   if (err instanceof AppError && err.code !== "INTERNAL_ERROR") {
@@ -130,7 +132,8 @@ async function sendOnce(
     });
     return "nothing";
   }
-  const contact = await deps.db.selectFrom("contacts").select("phone_number")
+  const contact = await deps.db.selectFrom("contacts")
+    .select(["phone_number", "user_id"])
     .where("id", "=", row.contact_id).executeTakeFirstOrThrow();
   await deps.governor.acquire(channel.id, {
     lane: row.lane as SendLane,
@@ -140,7 +143,7 @@ async function sendOnce(
   const accessToken = await channelAccessToken(deps, channel.id);
   const body = cloudMessageBody(
     { id: row.id, type: row.type, content: fromJson(row.content, {}) },
-    contact.phone_number,
+    { phoneNumber: contact.phone_number, userId: contact.user_id },
   );
   try {
     const sent = await deps.graph.sendMessage(

@@ -1,6 +1,7 @@
 /** Message types and the one mapping from a stored row to the API's Message. */
 
 import type { MessagesTable } from "../../db/schema.ts";
+import { detailsView, type Referral } from "./message_details.ts";
 
 export type MessageDirection = "inbound" | "outbound";
 export const MESSAGE_STATUSES = [
@@ -63,6 +64,16 @@ export interface MessageView {
   clientRef: string | null;
   mediaId: string | null;
   mediaKey: string | null;
+  /** The quoted message of a reply; messageId is ours when we have it. */
+  context: { waMessageId: string; messageId: string | null } | null;
+  forwarded: boolean;
+  frequentlyForwarded: boolean;
+  /** The click-to-WhatsApp ad the customer came from. */
+  referral: Referral | null;
+  /** Earlier versions of a message the customer edited, oldest first. */
+  edits: { previousContent: object; editedAt: string }[];
+  /** When the customer deleted it for everyone; the content is kept. */
+  deletedAt: string | null;
   createdAt: string;
 }
 
@@ -86,6 +97,8 @@ export type MessageRow = Pick<
   | "client_ref"
   | "media_id"
   | "media_key"
+  | "context_wa_message_id"
+  | "details"
   | "created_at"
 >;
 
@@ -159,6 +172,11 @@ export function toMessageView(row: MessageRow): MessageView {
     clientRef: row.client_ref,
     mediaId: row.media_id,
     mediaKey: row.media_key,
+    ...detailsView(
+      row.context_wa_message_id,
+      row.details,
+      (stored) => toContentView(row.type, stored),
+    ),
     createdAt: row.created_at,
   };
 }

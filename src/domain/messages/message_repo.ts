@@ -2,6 +2,16 @@ import type { Executor, MessagesTable } from "../../db/schema.ts";
 
 export type MessageRow = MessagesTable;
 
+/** The columns a message from upstream (a customer's, or an echo) leaves at their defaults. */
+export const UPSTREAM_ROW_DEFAULTS = {
+  sent_by_ai: 0,
+  campaign_id: null,
+  client_ref: null,
+  media_id: null,
+  media_key: null,
+  lane: "live",
+} as const;
+
 const INSERT_CHUNK = 50;
 
 export async function insertMessages(
@@ -122,4 +132,17 @@ export async function findAccountMessageByWamid(
     .where("wa_message_id", "=", wamid).where("account_id", "=", accountId);
   if (options.direction) q = q.where("direction", "=", options.direction);
   return await q.executeTakeFirst();
+}
+
+/** Rewrites a message's content and details (a customer's edit or deletion). */
+export async function updateMessageDetails(
+  db: Executor,
+  id: string,
+  change: { content?: string; details: string; updatedAt: string },
+): Promise<void> {
+  await db.updateTable("messages").set({
+    ...(change.content !== undefined ? { content: change.content } : {}),
+    details: change.details,
+    updated_at: change.updatedAt,
+  }).where("id", "=", id).execute();
 }

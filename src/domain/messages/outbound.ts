@@ -168,11 +168,14 @@ export function previewOf(
 /** The Cloud API send body for a stored outbound message (messaging_product is added by the client). */
 export function cloudMessageBody(
   message: { id: string; type: string; content: Record<string, unknown> },
-  to: string,
+  to: { phoneNumber: string | null; userId: string | null },
 ): Record<string, unknown> {
   return {
     recipient_type: "individual",
-    to: to.replace(/^\+/, ""),
+    // A username customer withholds the number: Meta takes the BSUID as `recipient` (§4.7).
+    ...(to.phoneNumber
+      ? { to: to.phoneNumber.replace(/^\+/, "") }
+      : { recipient: to.userId }),
     type: message.type,
     [message.type]: message.content,
     biz_opaque_callback_data: message.id,

@@ -251,7 +251,9 @@ export const SendMetadata = z.strictObject({
 
 const common = {
   phoneNumberId: z.string().refine(isUuid, { message: "must be a UUID" }),
-  to: z.string().min(1).max(32),
+  to: z.string().min(1).max(160).describe(
+    "Phone number with country code, or the business-scoped user id (BSUID) of a customer who uses a WhatsApp username, e.g. US.13491208655302741918",
+  ),
   clientRef: z.string().max(256).optional(),
   metadata: SendMetadata.optional(),
 };

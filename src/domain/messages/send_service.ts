@@ -10,9 +10,10 @@ import type { Channel } from "../channels/channel.ts";
 import { findChannel } from "../channels/channel_repo.ts";
 import {
   findContactByPhone,
+  findContactByUserId,
   findOrCreateContact,
 } from "../contacts/contact_service.ts";
-import type { Contact } from "../contacts/contact.ts";
+import { type Contact, isBsuid } from "../contacts/contact.ts";
 import { findConversationForContact } from "../conversations/conversation_repo.ts";
 import {
   findOrCreateConversation,
@@ -145,18 +146,18 @@ async function admit(
   options: { respectOptOut: boolean },
 ): Promise<{ row: MessageRow; skipped?: "opted_out" }> {
   const channel = await channelFor(trx, ctx, input.phoneNumberId);
-  const to = toE164(input.to);
-  if (!to) {
+  const userId = isBsuid(input.to.trim()) ? input.to.trim() : null;
+  const phone = userId ? null : toE164(input.to);
+  if (!userId && !phone) {
     reject(
       "INVALID_PHONE",
-      `Cannot send message: "${input.to}" is not a valid phone number with country code`,
+      `Cannot send message: "${input.to}" is not a valid phone number with country code nor a business-scoped user id`,
     );
   }
-  const existing: Contact | undefined = await findContactByPhone(
-    trx,
-    ctx.accountId,
-    to,
-  );
+  const to = (userId ?? phone)!;
+  const existing: Contact | undefined = userId
+    ? await findContactByUserId(trx, ctx.accountId, userId)
+    : await findContactByPhone(trx, ctx.accountId, to);
   if (options.respectOptOut && existing && !existing.optedIn) {
     return { row: undefined as never, skipped: "opted_out" };
   }
@@ -196,7 +197,8 @@ async function admit(
   const contact = existing ??
     (await findOrCreateContact(trx, {
       accountId: ctx.accountId,
-      phoneNumber: to,
+      phoneNumber: phone,
+      userId,
       now: ctx.now,
     }))
       .contact;
@@ -230,6 +232,7 @@ async function admit(
     lane: ctx.lane,
     context_wa_message_id: null,
     upstream_timestamp: null,
+    details: null,
     created_at: nowIso,
     updated_at: nowIso,
   };

@@ -111,7 +111,13 @@ export function testEventData(eventId: string): Record<string, unknown> {
     mediaId: null,
     mediaKey: null,
     createdAt: idTime(eventId).toISOString(),
-    contact: { id: ZERO_ID, name: "Test Contact", phoneNumber: "+15550000000" },
+    contact: {
+      id: ZERO_ID,
+      name: "Test Contact",
+      phoneNumber: "+15550000000",
+      userId: null,
+      username: null,
+    },
     test: true,
   };
 }

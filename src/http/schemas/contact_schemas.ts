@@ -22,7 +22,18 @@ const CustomFieldValue = z.union([
 
 export const ContactSchema = z.object({
   id: z.uuid(),
-  phoneNumber: z.string().openapi({ description: "E.164" }),
+  phoneNumber: z.string().nullable().openapi({
+    description:
+      "E.164; null for a customer who uses a WhatsApp username and withholds the number",
+  }),
+  userId: z.string().nullable().openapi({
+    description:
+      "Business-scoped user id (BSUID) as WhatsApp sent it, e.g. US.13491208655302741918; null when unknown",
+  }),
+  username: z.string().nullable().openapi({
+    description:
+      "WhatsApp username when the customer has one (not an identity: it may change)",
+  }),
   name: z.string().nullable(),
   email: z.string().nullable(),
   tags: z.array(z.string()),

@@ -36,8 +36,19 @@ export const ConversationSchema = z.object({
   createdAt: Timestamp,
   contact: z.object({
     id: z.uuid(),
-    phoneNumber: z.string().openapi({ example: "+5491122334455" }),
+    phoneNumber: z.string().nullable().openapi({
+      example: "+5491122334455",
+      description: "Null for a customer known only by a BSUID",
+    }),
+    userId: z.string().nullable().openapi({
+      description: "Business-scoped user id (BSUID), null when unknown",
+    }),
+    username: z.string().nullable(),
     name: z.string().nullable(),
+  }),
+  referral: z.looseObject({}).nullable().openapi({
+    description:
+      "The click-to-WhatsApp ad that last brought the customer (same shape as Message.referral), kept for attribution",
   }),
 }).openapi("Conversation");
 
@@ -61,8 +72,11 @@ export function toConversationResponse(
     contact: {
       id: c.contact.id,
       phoneNumber: c.contact.phoneNumber,
+      userId: c.contact.userId,
+      username: c.contact.username,
       name: c.contact.name,
     },
+    referral: c.referral ? { ...c.referral } : null,
   };
 }
 
@@ -89,7 +103,8 @@ const identifier = (max: number) => z.string().trim().max(max);
 
 export const ResolveQuery = z.strictObject({
   phone: identifier(64).optional().openapi({
-    description: "Contact phone, normalised like by-phone",
+    description:
+      "Contact phone, normalised like by-phone; or the business-scoped user id (BSUID) of a username customer, matched whole",
   }),
   email: identifier(320).optional().openapi({
     description: "Contact e-mail, case-insensitive",

@@ -105,6 +105,37 @@ const MessageBase = z.object({
   clientRef: z.string().nullable(),
   mediaId: z.uuid().nullable(),
   mediaKey: z.string().nullable(),
+  context: z.object({
+    waMessageId: z.string(),
+    messageId: z.uuid().nullable().openapi({
+      description: "Our id of the quoted message, null when we do not have it",
+    }),
+  }).nullable().openapi({ description: "The message a reply quotes" }),
+  forwarded: z.boolean(),
+  frequentlyForwarded: z.boolean(),
+  referral: z.object({
+    sourceUrl: z.string().nullable(),
+    sourceId: z.string().nullable(),
+    sourceType: z.string().nullable().openapi({ example: "ad" }),
+    headline: z.string().nullable(),
+    body: z.string().nullable(),
+    mediaType: z.string().nullable(),
+    ctwaClid: z.string().nullable().openapi({
+      description: "Click-to-WhatsApp click id, for ad attribution",
+    }),
+  }).nullable().openapi({
+    description: "The click-to-WhatsApp ad or post the customer came from",
+  }),
+  edits: z.array(z.object({
+    previousContent: z.record(z.string(), z.unknown()),
+    editedAt: z.iso.datetime(),
+  })).openapi({
+    description:
+      "Earlier versions of a message the customer edited, oldest first",
+  }),
+  deletedAt: z.iso.datetime().nullable().openapi({
+    description: "When the customer deleted the message for everyone",
+  }),
   createdAt: z.iso.datetime(),
 });
 

@@ -101,6 +101,8 @@ engineTest(
     assert.deepEqual(JSON.parse(events[0]!.data), {
       id: first.contact.id,
       phoneNumber: "+5491122334455",
+      userId: null,
+      username: null,
       name: "Ana",
       email: null,
       tags: [],

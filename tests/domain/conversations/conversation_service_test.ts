@@ -53,7 +53,14 @@ engineTest(
       serviceWindowExpiresAt: null,
       unreadCount: 0,
       createdAt: "2026-11-20T12:30:00.000Z",
-      contact: { id: contactId, phoneNumber: "+5491122334455", name: "Ana" },
+      contact: {
+        id: contactId,
+        phoneNumber: "+5491122334455",
+        userId: null,
+        username: null,
+        name: "Ana",
+      },
+      referral: null,
     });
     const again = await findOrCreateConversation(h.container.db, input);
     assert.equal(again.created, false);

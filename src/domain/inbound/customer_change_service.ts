@@ -1,0 +1,235 @@
+// What a customer (or the business on its own app) did that is not a new
+// inbound message: an edit, a deletion, a changed number or user id, and
+// messages sent from the WhatsApp Business app on a coexistence number.
+import type { Executor } from "../../db/schema.ts";
+import { toJson } from "../../db/json.ts";
+import { toDbTime } from "../../db/time.ts";
+import { newId } from "../../ids.ts";
+import type { Channel } from "../channels/channel.ts";
+import type { Contact } from "../contacts/contact.ts";
+import { isBsuid } from "../contacts/contact.ts";
+import {
+  findContactByPhone,
+  findContactByUserId,
+  setContactIdentity,
+} from "../contacts/contact_repo.ts";
+import { findOrCreateContact } from "../contacts/contact_identity_service.ts";
+import { findOrCreateConversation } from "../conversations/conversation_create_service.ts";
+import {
+  recordOutbound,
+  updateLastMessagePreview,
+} from "../conversations/conversation_write_repo.ts";
+import { previewOf } from "../messages/outbound.ts";
+import {
+  findAccountMessageByWamid,
+  findMessageByWamid,
+  insertMessages,
+  updateMessageDetails,
+  UPSTREAM_ROW_DEFAULTS,
+} from "../messages/message_repo.ts";
+import { parseDetails } from "../messages/message_details.ts";
+import { touchContactLastMessage } from "../messages/send_repo.ts";
+import { toE164 } from "../phones/phone.ts";
+import { inboundContent, type MetaMessage } from "./meta_payload.ts";
+import type { Sender } from "./sender.ts";
+import { queueInboundMedia } from "./inbound_media_service.ts";
+
+function objectOf(v: unknown): Record<string, unknown> {
+  return v !== null && typeof v === "object"
+    ? v as Record<string, unknown>
+    : {};
+}
+
+/**
+ * A customer's edit (`type: "edit"`) replaces the original's content and
+ * keeps the previous one in its edit history; a revoke (deleted for
+ * everyone) marks it deleted. Applied once per upstream id. Returns why it
+ * was skipped, or null.
+ */
+export async function applyEditOrRevoke(
+  trx: Executor,
+  channel: Channel,
+  message: MetaMessage,
+  at: Date,
+): Promise<string | null> {
+  const raw = objectOf((message as Record<string, unknown>)[message.type]);
+  const originalId = raw.original_message_id;
+  if (typeof originalId !== "string") {
+    return `${message.type} names no original_message_id`;
+  }
+  const original = await findAccountMessageByWamid(
+    trx,
+    channel.accountId,
+    originalId,
+  );
+  if (!original) return `${message.type} of unknown message "${originalId}"`;
+  const details = parseDetails(original.details);
+  const atIso = toDbTime(at);
+  if (message.type === "revoke") {
+    if (details.deletedAt) return null;
+    details.deletedAt = atIso;
+    await updateMessageDetails(trx, original.id, {
+      details: toJson(details),
+      updatedAt: atIso,
+    });
+    return null;
+  }
+  const edits = details.edits ?? [];
+  if (edits.some((e) => e.editWaMessageId === message.id)) return null;
+  const edited = objectOf(raw.message);
+  if (typeof edited.type !== "string") return "edit carries no message";
+  const previous = objectOf(JSON.parse(original.content));
+  const content = editedContent(previous, edited);
+  details.edits = [...edits, {
+    previous,
+    editWaMessageId: message.id,
+    editedAt: atIso,
+  }];
+  await updateMessageDetails(trx, original.id, {
+    content: toJson(content),
+    details: toJson(details),
+    updatedAt: atIso,
+  });
+  await updateLastMessagePreview(trx, {
+    conversationId: original.conversation_id,
+    messageId: original.id,
+    preview: previewOf(original.type, content),
+  });
+  return null;
+}
+
+/**
+ * The content after an edit: a text edit replaces the body; an edit of a
+ * media message changes its caption and keeps the media.
+ */
+function editedContent(
+  previous: Record<string, unknown>,
+  edited: Record<string, unknown>,
+): Record<string, unknown> {
+  const body = objectOf(edited[edited.type as string]);
+  if (edited.type === "text") return { body: String(body.body ?? "") };
+  return typeof body.caption === "string"
+    ? { ...previous, caption: body.caption }
+    : previous;
+}
+
+/**
+ * A `system` message that announces a new number (customer_changed_number)
+ * or a new BSUID (user_changed_user_id) moves the contact to it, unless
+ * another contact already holds it. Returns why it was not applied, or null.
+ */
+export async function applySystemChange(
+  trx: Executor,
+  contact: Contact,
+  message: MetaMessage,
+  at: Date,
+): Promise<string | null> {
+  const system = objectOf((message as Record<string, unknown>).system);
+  const updatedAt = toDbTime(at);
+  if (system.type === "customer_changed_number") {
+    const phone = typeof system.new_wa_id === "string"
+      ? toE164(system.new_wa_id)
+      : null;
+    if (!phone) return "customer_changed_number without a valid new_wa_id";
+    const holder = await findContactByPhone(trx, contact.accountId, phone);
+    if (holder && holder.id !== contact.id) {
+      return `new number "${phone}" already belongs to contact "${holder.id}"`;
+    }
+    await setContactIdentity(trx, contact.id, {
+      phoneNumber: phone,
+      updatedAt,
+    });
+    return null;
+  }
+  if (system.type === "user_changed_user_id") {
+    const userId = [system.new_user_id, system.user_id]
+      .find((v) => typeof v === "string" && isBsuid(v)) as string | undefined;
+    if (!userId) return "user_changed_user_id without a valid new user id";
+    const holder = await findContactByUserId(trx, contact.accountId, userId);
+    if (holder && holder.id !== contact.id) {
+      return `new user id "${userId}" already belongs to contact "${holder.id}"`;
+    }
+    await setContactIdentity(trx, contact.id, { userId, updatedAt });
+  }
+  return null;
+}
+
+/**
+ * The contact of a person on a channel and their conversation, each created
+ * (with its event) when missing, in the caller's transaction.
+ */
+export async function openThread(
+  trx: Executor,
+  channel: Channel,
+  person: Sender,
+  now: Date,
+) {
+  const { contact } = await findOrCreateContact(trx, {
+    accountId: channel.accountId,
+    ...person,
+    now,
+  });
+  const { conversation } = await findOrCreateConversation(trx, {
+    accountId: channel.accountId,
+    contactId: contact.id,
+    channelId: channel.id,
+    now,
+  });
+  return { contact, conversation };
+}
+
+/**
+ * A message the business sent from the WhatsApp Business app on a
+ * coexistence number (`smb_message_echoes`): stored as an outbound message
+ * already `sent`, with origin `business_app`, and no send job. Its media is
+ * copied into our store like a customer's.
+ */
+export async function applyEcho(
+  trx: Executor,
+  channel: Channel,
+  input: { echo: MetaMessage; recipient: Sender; at: Date; now: Date },
+): Promise<void> {
+  const { echo, now } = input;
+  if (await findMessageByWamid(trx, echo.id)) return;
+  const { contact, conversation } = await openThread(
+    trx,
+    channel,
+    input.recipient,
+    now,
+  );
+  const { type, content, media } = inboundContent(echo);
+  const nowIso = toDbTime(now);
+  const id = newId(now.getTime());
+  await insertMessages(trx, [{
+    id,
+    account_id: channel.accountId,
+    conversation_id: conversation.id,
+    contact_id: contact.id,
+    channel_id: channel.id,
+    direction: "outbound",
+    type,
+    content: toJson(content),
+    status: "sent",
+    wa_message_id: echo.id,
+    error_code: null,
+    error_message: null,
+    origin: "business_app",
+    ...UPSTREAM_ROW_DEFAULTS,
+    context_wa_message_id: echo.context?.id ?? null,
+    upstream_timestamp: toDbTime(input.at),
+    details: null,
+    created_at: nowIso,
+    updated_at: nowIso,
+  }]);
+  if (media) {
+    await queueInboundMedia(trx, channel, { messageId: id, media, now });
+  }
+  await recordOutbound(trx, {
+    conversationId: conversation.id,
+    messageId: id,
+    preview: previewOf(type, content),
+    status: "sent",
+    at: input.at,
+  });
+  await touchContactLastMessage(trx, contact.id, nowIso);
+}

@@ -1,0 +1,96 @@
+// Status reports that match no message yet. Our own send may not have
+// committed its upstream id, so each is tried again on its own for a
+// bounded time; one for a message this server never sent (another tool on
+// the same number, or before a migration) is then dropped with a log line.
+import type { Db, Executor } from "../../db/schema.ts";
+import type { Clock } from "../../clock.ts";
+import type { Logger } from "../../log.ts";
+import { RetryLater } from "../../errors.ts";
+import { enqueue, PRIORITY } from "../../jobs/queue.ts";
+import { findChannelByUpstreamId } from "../channels/channel_repo.ts";
+import { applyStatus } from "./inbound_apply_service.ts";
+import { MetaPayload, MetaStatus, MetaValue } from "./meta_payload.ts";
+
+export const STATUS_RETRY_JOB = "meta.status";
+
+/** How long an unmatched status is tried again before it is dropped. */
+export const UNMATCHED_WINDOW_MS = 10 * 60 * 1000;
+const MIN_DELAY_MS = 2_000;
+const MAX_DELAY_MS = 60_000;
+
+interface Deps {
+  db: Db;
+  clock: Clock;
+  log: Logger;
+}
+
+/** Where a status sits in its stored payload: entry, change and status index. */
+export interface StatusAt {
+  payloadId: string;
+  entry: number;
+  change: number;
+  status: number;
+}
+
+/** Queues one later try of one unmatched status, in the caller's transaction. */
+export async function enqueueStatusRetry(
+  trx: Executor,
+  at: StatusAt,
+  now: Date,
+): Promise<void> {
+  await enqueue(trx, {
+    kind: STATUS_RETRY_JOB,
+    payload: at,
+    priority: PRIORITY.inbound,
+    runAt: new Date(now.getTime() + MIN_DELAY_MS),
+    uniqueKey:
+      `${STATUS_RETRY_JOB}:${at.payloadId}:${at.entry}.${at.change}.${at.status}`,
+    maxAttempts: 20,
+  }, now);
+}
+
+/**
+ * The wait before the next try grows with the report's age (2 s, 2 s, 4 s,
+ * 8 s ... at most a minute), so a report that never matches costs about
+ * twenty tries of one status, not the whole payload every 2 s.
+ */
+export function nextDelayMs(ageMs: number): number {
+  return Math.min(MAX_DELAY_MS, Math.max(MIN_DELAY_MS, ageMs));
+}
+
+/** Tries one unmatched status again; drops it (with a log line) once the window is over. */
+export async function retryUnmatchedStatus(
+  deps: Deps,
+  at: StatusAt,
+): Promise<void> {
+  const stored = await deps.db.selectFrom("inbound_payloads")
+    .select(["body", "received_at"]).where("id", "=", at.payloadId)
+    .executeTakeFirst();
+  if (!stored) return;
+  const payload = MetaPayload.parse(JSON.parse(stored.body));
+  const value = MetaValue.safeParse(
+    payload.entry[at.entry]?.changes[at.change]?.value,
+  );
+  const status = MetaStatus.safeParse(
+    value.success ? value.data.statuses?.[at.status] : undefined,
+  );
+  if (!value.success || !status.success) return;
+  const channel = await findChannelByUpstreamId(
+    deps.db,
+    value.data.metadata.phone_number_id,
+  );
+  if (!channel || await applyStatus(deps, channel, status.data)) return;
+  const age = deps.clock.now().getTime() - Date.parse(stored.received_at);
+  if (age >= UNMATCHED_WINDOW_MS) {
+    deps.log.warn("Dropping a status report that matches no message", {
+      payloadId: at.payloadId,
+      wamid: status.data.id,
+      status: status.data.status,
+    });
+    return;
+  }
+  throw new RetryLater(
+    nextDelayMs(age),
+    `Cannot match status "${status.data.status}" of "${status.data.id}" to a message yet`,
+  );
+}
