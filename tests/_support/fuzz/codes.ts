@@ -55,3 +55,13 @@ export const DOCUMENTED_STATUS: Readonly<Record<string, number>> = {
   WEBHOOK_DISABLED: 409,
   EVENT_EXPIRED: 410,
 };
+
+/**
+ * Routes outside the API, whose callers hold no API key, refuse with 403
+ * FORBIDDEN (README.md, "API behaviour worth knowing"): a failed Meta
+ * handshake (reference/meta-graph-api.md says "answer 403"), /metrics off
+ * loopback without METRICS_TOKEN, a media download without a valid signature.
+ */
+export const OUTSIDE_API_STATUS: Readonly<Record<string, number>> = {
+  FORBIDDEN: 403,
+};

@@ -1,6 +1,6 @@
 // The fuzzer's oracle: no 5xx, and every error is the spec's envelope
 // `{ error: { code, message } }` with a documented code and its status.
-import { DOCUMENTED_STATUS } from "./codes.ts";
+import { DOCUMENTED_STATUS, OUTSIDE_API_STATUS } from "./codes.ts";
 import type { FuzzRequest } from "./requests.ts";
 
 export interface Reply {
@@ -37,27 +37,13 @@ export function judge(req: FuzzRequest, reply: Reply): string | undefined {
   if (typeof code !== "string" || typeof body?.error?.message !== "string") {
     return "error body is not { error: { code, message } }";
   }
-  if (isHandshakeRefusal(req, reply.status, code)) return undefined;
-  const documented = DOCUMENTED_STATUS[code];
+  const documented = DOCUMENTED_STATUS[code] ??
+    (req.url.startsWith("/api/") ? undefined : OUTSIDE_API_STATUS[code]);
   if (documented === undefined) return `undocumented code ${code}`;
   if (documented !== reply.status) {
     return `code ${code} is documented as ${documented}`;
   }
   return undefined;
-}
-
-/**
- * Meta's verification handshake is refused with 403 (reference/meta-graph-api.md,
- * "answer 403" on a token mismatch); its code is the house's FORBIDDEN.
- */
-function isHandshakeRefusal(
-  req: FuzzRequest,
-  status: number,
-  code: string,
-): boolean {
-  return req.label === "/meta/webhook" && req.method === "GET" &&
-    status === 403 &&
-    code === "FORBIDDEN";
 }
 
 /** The `error.code` of a reply, or "" when it has none. */

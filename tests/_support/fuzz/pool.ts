@@ -54,6 +54,11 @@ export class Pool {
     const kind = name === "id"
       ? op.path.split("/")[1]!
       : KIND_BY_PARAM[name] ?? "messages";
+    return this.row(kind, index, foreign);
+  }
+
+  /** A stored value of a kind (`contacts`, `media`, `phones`...), or a fresh UUID when none is known. */
+  row(kind: string, index: number, foreign = false): string {
     const list = (foreign ? this.#foreign : this.#own).get(kind) ?? [];
     return list.length ? list[index % list.length]! : crypto.randomUUID();
   }

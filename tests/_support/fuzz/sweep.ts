@@ -1,5 +1,7 @@
 // Every method on every path: the document's paths (real ids, a valid key,
-// a `{}` body where a body is allowed), the Meta webhook and unknown paths.
+// a `{}` body where a body is allowed), the routes outside the document
+// (Meta webhook, health, metrics, docs, media download, the v1 panel) and an
+// unknown path.
 import type { Operation } from "../../http/_routes.ts";
 import { API_PREFIX } from "../../http/_routes.ts";
 import type { Pool } from "./pool.ts";
@@ -17,14 +19,20 @@ export function sweepRequests(ops: Operation[], pool: Pool): FuzzRequest[] {
         (_m, name: string) => pool.value(op, name, false, 1),
       ),
   }));
-  for (
-    const url of [
-      "/meta/webhook",
-      "/api/v2/unknown",
-      "/api/v1/webhook-subscriptions",
-    ]
-  ) {
-    urls.push({ label: url, url });
+  const outside = [
+    "/meta/webhook",
+    "/healthz",
+    "/readyz",
+    "/metrics",
+    "/docs",
+    `${API_PREFIX}/openapi.json`,
+    `${API_PREFIX}/unknown`,
+    `/media/download/${pool.row("media", 0)}`,
+    "/api/v1/webhook-subscriptions",
+    `/api/v1/webhook-subscriptions/${pool.row("webhooks", 0)}`,
+  ];
+  for (const url of outside) {
+    urls.push({ label: url.replace(/[0-9a-f-]{36}/, "{id}"), url });
   }
   const out: FuzzRequest[] = [];
   for (const { label, url } of urls) {
