@@ -24,7 +24,8 @@ export const SPEC_ERROR_CODES = [
  * does not list come from DESIGN.md §3 "Errors and statuses". "404 NOT_FOUND or
  * the specific CONTACT_NOT_FOUND etc." is read as the `<RESOURCE>_NOT_FOUND`
  * family of the resources the API serves. The last two are the replay codes
- * README.md documents.
+ * README.md documents. Deliberately not read from src/http/errors.ts: the
+ * oracle holds the implementation to the documents, not to itself.
  */
 export const DOCUMENTED_STATUS: Readonly<Record<string, number>> = {
   VALIDATION_ERROR: 400,

@@ -4,10 +4,10 @@ import fc from "fast-check";
 import { signMetaBody } from "../../../src/upstream/meta_signature.ts";
 import type { FuzzRequest } from "./requests.ts";
 import {
-  applyMutations,
   junkBody,
+  mutatedText,
   type Mutation,
-  mutation,
+  mutationsArb,
   oddString,
 } from "./mutate.ts";
 
@@ -159,10 +159,7 @@ export function metaPlanArbitrary(t: MetaTargets): fc.Arbitrary<MetaPlan> {
       {
         arbitrary: fc.record({
           json: envelopeArb(t),
-          mutations: fc.oneof(
-            { arbitrary: fc.constant([] as Mutation[]), weight: 2 },
-            fc.array(mutation, { minLength: 1, maxLength: 3 }),
-          ),
+          mutations: mutationsArb(2),
         }),
         weight: 6,
       },
@@ -182,8 +179,7 @@ export async function realizeMeta(
 ): Promise<FuzzRequest> {
   const body = "raw" in plan.body
     ? plan.body.raw
-    : JSON.stringify(applyMutations(plan.body.json, plan.body.mutations)) ??
-      "null";
+    : mutatedText(plan.body.json, plan.body.mutations);
   const headers: Record<string, string> = {
     "content-type": "application/json",
   };

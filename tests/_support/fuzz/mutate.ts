@@ -76,13 +76,16 @@ type BombShape =
   | "long-array"
   | "long-string";
 
+const MAX_BOMB_DEPTH = 2_000;
+
 /** A deep or huge value, built when applied so fast-check never holds or shrinks it. */
 function bomb(shape: BombShape, size: number): Json {
   switch (shape) {
     case "deep-array":
     case "deep-object": {
+      // Deeper than this, JSON.stringify in the fuzzer itself runs out of stack.
       let v: Json = 1;
-      for (let i = 0; i < size; i++) {
+      for (let i = 0; i < Math.min(size, MAX_BOMB_DEPTH); i++) {
         v = shape === "deep-array" ? [v] : { a: v };
       }
       return v;
@@ -126,9 +129,22 @@ export const mutation: fc.Arbitrary<Mutation> = fc.oneof(
       "long-array",
       "long-string",
     ),
-    size: fc.constantFrom(64, 65, 1_000, 5_000, 20_000),
+    size: fc.constantFrom(64, 65, 1_000, 2_000, 20_000),
   }),
 );
+
+/** No mutation most of the time (the request must reach the handler), else one to three. */
+export function mutationsArb(
+  cleanWeight: number,
+): fc.Arbitrary<Mutation[]> {
+  return fc.oneof(
+    { arbitrary: fc.constant([] as Mutation[]), weight: cleanWeight },
+    {
+      arbitrary: fc.array(mutation, { minLength: 1, maxLength: 3 }),
+      weight: 2,
+    },
+  );
+}
 
 /** Paths of every node under the root (the root itself is the empty path). */
 function nodePaths(value: Json, prefix: string[] = [], out: string[][] = []) {
@@ -140,6 +156,11 @@ function nodePaths(value: Json, prefix: string[] = [], out: string[][] = []) {
     }
   }
   return out;
+}
+
+/** The JSON text of a mutated value (`null` when the value became undefined). */
+export function mutatedText(value: Json, mutations: Mutation[]): string {
+  return JSON.stringify(applyMutations(value, mutations)) ?? "null";
 }
 
 /** Applies the mutations in order to a copy of `value`; `at` picks a node modulo their count. */

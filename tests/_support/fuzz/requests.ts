@@ -7,10 +7,10 @@ import { API_PREFIX } from "../../http/_routes.ts";
 import { arbitraryOf, type Schema, type SchemaContext } from "./json_schema.ts";
 import {
   anyJson,
-  applyMutations,
   junkBody,
+  mutatedText,
   type Mutation,
-  mutation,
+  mutationsArb,
   oddString,
 } from "./mutate.ts";
 import type { Pool } from "./pool.ts";
@@ -179,13 +179,7 @@ function opPlan(op: Operation, index: number, ctx: SchemaContext) {
     ? fc.record({
       kind: fc.constant("json" as const),
       value: arbitraryOf(schema, ctx),
-      mutations: fc.oneof(
-        { arbitrary: fc.constant([] as Mutation[]), weight: 3 },
-        {
-          arbitrary: fc.array(mutation, { minLength: 1, maxLength: 3 }),
-          weight: 2,
-        },
-      ),
+      mutations: mutationsArb(3),
     })
     : fc.record({
       kind: fc.constant("json" as const),
@@ -276,9 +270,7 @@ export function realize(plan: Plan, ops: Operation[], pool: Pool): FuzzRequest {
   }
   let body: string | undefined;
   if (plan.body.kind === "json") {
-    body =
-      JSON.stringify(applyMutations(plan.body.value, plan.body.mutations)) ??
-        "null";
+    body = mutatedText(plan.body.value, plan.body.mutations);
   } else if (plan.body.kind === "raw") body = plan.body.text;
   if (body !== undefined && plan.contentType !== null) {
     headers["content-type"] = plan.contentType;
