@@ -10,7 +10,7 @@ import { summarize } from "../tests/_support/fuzz/oracle.ts";
 const { values } = parseArgs({
   args: Deno.args,
   options: {
-    runs: { type: "string", default: "100000" },
+    runs: { type: "string" },
     seed: { type: "string" },
     path: { type: "string" },
     engine: { type: "string", default: "sqlite" },
@@ -19,7 +19,8 @@ const { values } = parseArgs({
 const seed = values.seed === undefined
   ? Date.now() % 2 ** 31
   : Number(values.seed);
-const runs = values.path === undefined ? Number(values.runs) : 1;
+// With --path, one request unless --runs says how many from there on.
+const runs = Number(values.runs ?? (values.path === undefined ? 100_000 : 1));
 const engine = values.engine === "libsql" ? "libsql" : "sqlite";
 
 console.log(`fuzz: seed ${seed}, ${runs} generated requests, ${engine}`);
@@ -29,7 +30,10 @@ const result = await runFuzz({
   engine,
   ...(values.path === undefined ? {} : { path: values.path }),
   onProgress: (done) => {
-    if (done % 10_000 === 0) console.log(`  ${done} generated`);
+    if (done % Number(Deno.env.get("FUZZ_PROGRESS") ?? 10_000) === 0) {
+      const mb = Math.round(Deno.memoryUsage().rss / 2 ** 20);
+      console.log(`  ${done} generated, rss ${mb} MB`);
+    }
   },
 });
 const seconds = result.ms / 1000;

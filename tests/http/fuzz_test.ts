@@ -56,6 +56,18 @@ Deno.test("fuzz oracle: rejects a 5xx, a bare error, an undocumented code and a 
   assert.equal(reply(200, "{}"), undefined);
 });
 
+Deno.test("fuzz: mutating a body never changes the generated values it came from", () => {
+  const shared = {};
+  const body = { a: { b: 1 } };
+  applyMutations(body, [
+    { kind: "retype", at: 1, value: shared },
+    { kind: "add", at: 1, key: "grown", value: 1 },
+    { kind: "bomb", at: 0, shape: "wide-object", size: 64 },
+  ]);
+  assert.deepEqual(shared, {});
+  assert.deepEqual(body, { a: { b: 1 } });
+});
+
 Deno.test("fuzz: a seed and a path regenerate the same value", async () => {
   const arb = fc.tuple(anyJson, fc.array(mutation, { maxLength: 3 }))
     .map(([value, ms]) => applyMutations(value, ms));

@@ -167,12 +167,16 @@ export function mutatedText(value: Json, mutations: Mutation[]): string {
 export function applyMutations(value: Json, mutations: Mutation[]): Json {
   let root = structuredClone(value);
   for (const step of mutations) {
+    // Generated values (and fast-check's shared constants such as `{}`) go in
+    // as copies: later mutations must never grow the plan they came from.
     const m = step.kind === "bomb"
       ? {
         kind: "retype" as const,
         at: step.at,
         value: bomb(step.shape, step.size),
       }
+      : "value" in step
+      ? { ...step, value: structuredClone(step.value) }
       : step;
     const paths = nodePaths(root);
     const path = paths[m.at % paths.length]!;

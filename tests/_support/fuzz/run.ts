@@ -245,6 +245,9 @@ async function session(
       seed: options.seed,
       numRuns: options.runs,
       ...(options.path === undefined ? {} : { path: options.path }),
+      // A throw is a bug of the fuzzer itself: report it at once, shrinking
+      // megabyte bodies would take the rest of the run.
+      endOnFailure: true,
     },
   );
   await runJobs();
