@@ -1,9 +1,9 @@
 import { Kysely, SqliteDialect } from "kysely";
-import { LibsqlDialect } from "@libsql/kysely-libsql";
 import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
 import type { Database } from "./schema.ts";
 import { adaptNodeSqlite, openSqliteFile } from "./sqlite_dialect.ts";
+import { WellFormedLibsqlDialect } from "./libsql_dialect.ts";
 
 export type Engine = "sqlite" | "libsql";
 
@@ -28,7 +28,7 @@ export function openDatabase(
   }
   if (/^(libsql|https?|wss?):\/\//.test(url)) {
     const db = new Kysely<Database>({
-      dialect: new LibsqlDialect({
+      dialect: new WellFormedLibsqlDialect({
         url,
         ...(options.authToken ? { authToken: options.authToken } : {}),
       }),
