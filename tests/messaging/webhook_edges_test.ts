@@ -29,6 +29,35 @@ Deno.test({
   },
 });
 
+Deno.test({
+  name:
+    "an inbound timestamp past the range of a date is read as the time of arrival",
+  sanitizeOps: false,
+  sanitizeResources: false,
+  fn: async () => {
+    await using h = await createMessagingHarness();
+    const before = Date.now();
+    const { raw, signature } = await signedBody(inboundEnvelope(h, {
+      id: "wamid.huge-ts",
+      timestamp: "99999999999999999999",
+      type: "text",
+      text: { body: "fuera de rango" },
+    }, "+5491177778899"));
+    assert.equal((await postWebhook(h, raw, signature)).status, 200);
+    const row = await waitFor(
+      () =>
+        h.container.db.selectFrom("messages").select(["upstream_timestamp"])
+          .where("wa_message_id", "=", "wamid.huge-ts").executeTakeFirst(),
+      { what: "the message to be stored" },
+    );
+    const at = Date.parse(row.upstream_timestamp ?? "");
+    assert.ok(
+      at >= before - 1_000 && at <= Date.now(),
+      row.upstream_timestamp ?? "null",
+    );
+  },
+});
+
 Deno.test("a chunked webhook body over 3 MB is refused before it is read whole, and nothing is stored", async () => {
   await using h = await createHarness();
   const chunk = new Uint8Array(64 * 1024).fill(0x78);

@@ -54,9 +54,9 @@ interface ApplyDeps {
 function upstreamTime(timestamp: string | undefined, fallback: Date): Date {
   const seconds = Number(timestamp);
   if (!timestamp || !Number.isFinite(seconds) || seconds <= 0) return fallback;
-  const at = new Date(seconds * 1000);
-  // Never trust a clock ahead of ours: the service window must not grow from skew.
-  return at.getTime() > fallback.getTime() ? fallback : at;
+  const at = new Date(seconds * 1000).getTime();
+  // Past the Date range (NaN), or a clock ahead of ours: the service window must not grow from skew.
+  return Number.isNaN(at) || at > fallback.getTime() ? fallback : new Date(at);
 }
 
 /**
