@@ -37,6 +37,9 @@ const EnvSchema = z.object({
   MEDIA_MAX_BYTES: z.coerce.number().int().positive().default(
     100 * 1024 * 1024,
   ),
+  SOCIAL_CALLS_PER_HOUR: z.coerce.number().int().min(1).max(100_000).default(
+    120,
+  ),
   // Longer than the Graph API timeout (15 s), so a deploy lets in-flight sends finish.
   SHUTDOWN_DRAIN_MS: z.coerce.number().int().min(0).default(20_000),
 });
@@ -76,6 +79,8 @@ export interface Config {
   readonly sendRatePerSecond: number;
   readonly mediaMaxBytes: number;
   readonly shutdownDrainMs: number;
+  /** Upstream calls per hour per social account (on-demand reads and background refreshes together). */
+  readonly socialCallsPerHour: number;
 }
 
 export class ConfigError extends Error {
@@ -124,6 +129,7 @@ export function loadConfig(
     sendRatePerSecond: e.SEND_RATE_PER_SECOND,
     mediaMaxBytes: e.MEDIA_MAX_BYTES,
     shutdownDrainMs: e.SHUTDOWN_DRAIN_MS,
+    socialCallsPerHour: e.SOCIAL_CALLS_PER_HOUR,
   });
 }
 
