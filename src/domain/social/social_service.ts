@@ -15,6 +15,7 @@ import { isQuotaError, quotaGet, type SocialDeps } from "./quota_service.ts";
 import { queueRefresh, storePosts } from "./refresh_service.ts";
 import {
   applyInsights,
+  dayBound,
   POST_INSIGHTS,
   type SocialAccount,
   type SocialNetwork,
@@ -123,7 +124,12 @@ export async function listSocialPosts(
       });
     }
   }
-  const rows = await repo.listPosts(deps.db, input, {
+  const filter = {
+    ...input,
+    since: input.since ? dayBound(input.since, "start") : undefined,
+    until: input.until ? dayBound(input.until, "end") : undefined,
+  };
+  const rows = await repo.listPosts(deps.db, filter, {
     limit: input.limit + 1,
     after,
   });
