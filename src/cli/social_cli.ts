@@ -6,6 +6,14 @@ import {
   type SocialNetwork,
 } from "../domain/social/social.ts";
 import { connectSocialAccount } from "../domain/social/social_service.ts";
+import { findSocialAccountByUpstream } from "../domain/social/social_repo.ts";
+import { queueRefresh } from "../domain/social/refresh_service.ts";
+import {
+  DEMO_FACEBOOK_ID,
+  DEMO_INSTAGRAM_ID,
+  seedDemoSocial,
+} from "../simulator/social_control.ts";
+import type { SimulatorState } from "../simulator/state.ts";
 import { optional, parseFlags, required, UsageError } from "./args.ts";
 
 function network(value: string): SocialNetwork {
@@ -49,4 +57,42 @@ export async function socialCommand(
       ? JSON.stringify({ channelId: social.id, ...social }, null, 2)
       : `Connected ${social.network} @${social.username} as channel ${social.id}; a first refresh is queued`,
   );
+}
+
+/**
+ * Dev: seeds the simulator's demo Instagram account and Facebook Page and
+ * connects them to the demo account once; every start queues a refresh, so
+ * /social answers with data within seconds.
+ */
+export async function connectDemoSocial(
+  c: Container,
+  sim: SimulatorState,
+  accountId: string,
+): Promise<void> {
+  seedDemoSocial(sim);
+  const demo = [
+    {
+      network: "instagram",
+      upstreamId: DEMO_INSTAGRAM_ID,
+      username: "demo.shop",
+    },
+    { network: "facebook", upstreamId: DEMO_FACEBOOK_ID, username: "demoshop" },
+  ] as const;
+  for (const d of demo) {
+    const existing = await findSocialAccountByUpstream(c.db, accountId, d);
+    if (existing) {
+      const now = c.clock.now();
+      await queueRefresh(c.db, existing.id, {
+        key: `dev:${now.toISOString()}`,
+        now,
+      });
+    } else {
+      await connectSocialAccount(c, {
+        accountId,
+        ...d,
+        name: "Demo Shop",
+        accessToken: "dev-social-token",
+      });
+    }
+  }
 }
