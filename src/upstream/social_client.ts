@@ -29,7 +29,11 @@ export interface SocialClient {
     accessToken: string,
     path: string,
     query: Record<string, string>,
-    opts?: { signal?: AbortSignal },
+    opts?: {
+      signal?: AbortSignal;
+      /** Told the usage headers of every answer, an error's included. */
+      onUsage?: (usage: GraphUsage) => void;
+    },
   ): Promise<SocialResponse>;
 }
 
@@ -65,6 +69,7 @@ export function createSocialClient(options: SocialClientOptions): SocialClient {
         );
       }
       const usage = readUsage(res.headers);
+      opts.onUsage?.(usage);
       const body = parseJson(text);
       if (!res.ok) {
         const error = classifyGraphError(res.status, body, res.headers, {

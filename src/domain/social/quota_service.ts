@@ -13,6 +13,7 @@ import { AppError } from "../../errors.ts";
 import { UpstreamError } from "../../upstream/graph_api.ts";
 import {
   createSocialClient,
+  type GraphUsage,
   type SocialClient,
 } from "../../upstream/social_client.ts";
 import type { SocialGet } from "../../upstream/social_graph.ts";
@@ -96,22 +97,27 @@ export async function quotaGet(
       now: toDbTime(now),
     });
     if (!took) throw quotaError(id, await waitMs(deps, id, now));
+    let usage: GraphUsage | undefined;
+    const block = (ms: number) =>
+      repo.blockQuota(deps.db, id, toDbTime(addMs(now, ms)));
     try {
       const res = await client.get(token, path, query, {
         signal: options.signal,
+        onUsage: (u) => usage = u,
       });
-      if (res.usage.regainMs > 0 || (res.usage.percent ?? 0) >= 100) {
-        const ms = res.usage.regainMs || FULL_USAGE_BLOCK_MS;
-        await repo.blockQuota(deps.db, id, toDbTime(addMs(now, ms)));
-      }
       return res.body;
     } catch (err) {
       if (err instanceof UpstreamError && err.throttled) {
         const ms = err.retryAfterMs ?? FULL_USAGE_BLOCK_MS;
-        await repo.blockQuota(deps.db, id, toDbTime(addMs(now, ms)));
+        await block(ms);
         throw quotaError(id, ms);
       }
       throw err;
+    } finally {
+      // Usage at 100 %, on a success or an error, stops calls before the upstream refuses them.
+      if (usage && (usage.regainMs > 0 || (usage.percent ?? 0) >= 100)) {
+        await block(usage.regainMs || FULL_USAGE_BLOCK_MS);
+      }
     }
   };
 }

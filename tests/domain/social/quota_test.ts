@@ -98,7 +98,7 @@ for (const engine of ENGINES) {
   });
 }
 
-Deno.test("an upstream rate-limit answer blocks calls until the upstream's time, across restarts", async () => {
+Deno.test("usage headers at 100 % and the upstream's rate-limit answer block calls, across restarts", async () => {
   await using world = await startSocialWorld();
   world.clock.set(tenPastTheHour());
   const id = nextUpstreamId("facebook");
@@ -106,18 +106,35 @@ Deno.test("an upstream rate-limit answer blocks calls until the upstream's time,
     { id, network: "facebook", username: "page", callsPerHour: 2 },
     [{ type: "text" }],
   );
-  const blocked = await retryLaterOf(
+  // The second answer reports 100 % usage: no third call is made.
+  const full = await retryLaterOf(
     refreshSocialAccount(world.h.container, account.id),
   );
-  assert.equal(world.calls(), 3, "two calls, then the 80001 answer");
-  // The simulator names the minutes to the end of its own (wall-clock) hour.
-  assert.ok(blocked.delayMs > 0 && blocked.delayMs <= HOUR_MS);
+  assert.equal(world.calls(), 2);
+  assert.equal(full.delayMs, 60_000);
   await using restarted = createContainer(world.h.container.config, {
     clock: world.clock,
     log: createLogger("silent"),
   });
   await retryLaterOf(refreshSocialAccount(restarted, account.id));
-  assert.equal(world.calls(), 3, "no call while the upstream block runs");
+  assert.equal(world.calls(), 2, "no call while the block runs");
+
+  // A minute later the simulator still refuses (80001, its own hour is not
+  // over) and names the minutes until it lets calls in again.
+  world.clock.advance(60_000);
+  const refused = await retryLaterOf(
+    refreshSocialAccount(restarted, account.id),
+  );
+  assert.equal(world.calls(), 3);
+  assert.ok(refused.delayMs >= 60_000 && refused.delayMs <= HOUR_MS);
+  assert.equal(
+    refused.delayMs % 60_000,
+    0,
+    "whole minutes, as the upstream says",
+  );
+  world.clock.advance(refused.delayMs - 1_000);
+  await retryLaterOf(refreshSocialAccount(world.h.container, account.id));
+  assert.equal(world.calls(), 3, "no call before the upstream's time");
 });
 
 Deno.test("a cron tick queues one refresh per social account, and none while one is open", async () => {
