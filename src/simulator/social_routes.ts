@@ -2,11 +2,10 @@
 import type { Context, Next } from "hono";
 import { requireBearer } from "./messages_route.ts";
 import { graphErrorResponse } from "./sim_errors.ts";
+import { commentJson, postJson } from "./social_shapes.ts";
 import {
   ACCOUNT_METRICS,
-  type SimComment,
   type SimSocialAccount,
-  type SimSocialPost,
   type SocialSimState,
   socialState,
   supportedMetrics,
@@ -15,11 +14,6 @@ import type { SimulatorState } from "./state.ts";
 
 const HOUR_MS = 60 * 60 * 1_000;
 const DAY_MS = 24 * HOUR_MS;
-
-/** Graph time: `2024-04-05T07:56:32+0000`. */
-function graphTime(ms: number): string {
-  return new Date(ms).toISOString().slice(0, 19) + "+0000";
-}
 
 function ownerOf(social: SocialSimState, id: string): SimSocialAccount | null {
   return social.accounts.get(id) ??
@@ -75,78 +69,6 @@ function page<T>(items: T[], url: URL, fallback = 25) {
         : {}),
     },
   };
-}
-
-const IG_MEDIA: Record<string, [string, string]> = {
-  image: ["IMAGE", "FEED"],
-  video: ["VIDEO", "FEED"],
-  carousel: ["CAROUSEL_ALBUM", "FEED"],
-  reel: ["VIDEO", "REELS"],
-  story: ["IMAGE", "STORY"],
-};
-const FB_STATUS: Record<string, string> = {
-  image: "added_photos",
-  video: "added_video",
-  link: "shared_story",
-  text: "mobile_status_update",
-};
-
-function postJson(
-  state: SimulatorState,
-  p: SimSocialPost,
-  a: SimSocialAccount,
-) {
-  const media = `${state.url}/_social/${p.id}.jpg`;
-  if (a.network === "instagram") {
-    const [mediaType, product] = IG_MEDIA[p.type] ?? IG_MEDIA.image!;
-    return {
-      id: p.id,
-      caption: p.caption,
-      media_type: mediaType,
-      media_product_type: product,
-      permalink: `https://www.instagram.com/p/${p.id}/`,
-      media_url: media,
-      ...(mediaType === "VIDEO" ? { thumbnail_url: `${media}?thumb=1` } : {}),
-      timestamp: graphTime(p.publishedAt),
-      // Stories carry no like or comment counts; hidden likes leave the field out.
-      ...(p.likes === null || p.type === "story"
-        ? {}
-        : { like_count: p.likes }),
-      ...(p.type === "story" ? {} : { comments_count: p.commentsCount }),
-      username: a.username,
-    };
-  }
-  return {
-    id: p.id,
-    message: p.caption,
-    created_time: graphTime(p.publishedAt),
-    permalink_url: `https://www.facebook.com/${p.id}`,
-    status_type: FB_STATUS[p.type] ?? "mobile_status_update",
-    ...(p.type === "image" || p.type === "video"
-      ? { full_picture: media }
-      : {}),
-    ...(p.shares > 0 ? { shares: { count: p.shares } } : {}),
-    reactions: { data: [], summary: { total_count: p.likes ?? 0 } },
-    comments: { data: [], summary: { total_count: p.commentsCount } },
-  };
-}
-
-function commentJson(a: SimSocialAccount, c: Omit<SimComment, "replies">) {
-  return a.network === "instagram"
-    ? {
-      id: c.id,
-      text: c.text,
-      username: c.username,
-      timestamp: graphTime(c.at),
-      like_count: c.likeCount,
-    }
-    : {
-      id: c.id,
-      message: c.text,
-      from: { id: "1", name: c.username },
-      created_time: graphTime(c.at),
-      like_count: c.likeCount,
-    };
 }
 
 function insightsAnswer(

@@ -5,7 +5,7 @@ import { connectSocialAccount } from "../../src/domain/social/social_service.ts"
 import {
   upsertPost,
   writeCommentCache,
-} from "../../src/domain/social/social_repo.ts";
+} from "../../src/domain/social/social_post_repo.ts";
 import { blankMetrics } from "../../src/domain/social/social.ts";
 import { toDbTime } from "../../src/db/time.ts";
 

@@ -28,6 +28,7 @@ import {
   type SocialAccount,
 } from "./social.ts";
 import * as repo from "./social_repo.ts";
+import * as postRepo from "./social_post_repo.ts";
 
 export const REFRESH_JOB = "social.refresh";
 export const REFRESH_ALL_JOB = "social.refresh_all";
@@ -91,7 +92,7 @@ export async function queueAllRefreshes(
 }
 
 function postRow(account: SocialAccount, post: UpstreamPost, input: {
-  previous: Awaited<ReturnType<typeof repo.findPostRow>>;
+  previous: Awaited<ReturnType<typeof postRepo.findPostRow>>;
   at: string;
 }) {
   return {
@@ -120,8 +121,8 @@ export async function storePosts(
   input: { posts: UpstreamPost[]; at: string },
 ): Promise<void> {
   for (const post of input.posts) {
-    const previous = await repo.findPostRow(db, account.id, post.id);
-    await repo.upsertPost(
+    const previous = await postRepo.findPostRow(db, account.id, post.id);
+    await postRepo.upsertPost(
       db,
       postRow(account, post, { previous, at: input.at }),
     );
@@ -162,16 +163,19 @@ async function step(
       const insights: Record<string, number | null> = {};
       for (const s of sources) insights[s.key] = read.values[s.metric] ?? null;
       const phase = account.network === "instagram" ? "stories" : "posts";
-      return await save({ ...state, phase }, (trx) =>
-        repo.upsertSnapshot(trx, {
-          social_account_id: account.id,
-          date: at.slice(0, 10),
-          followers_count: state.profile?.followersCount ?? null,
-          follows_count: state.profile?.followsCount ?? null,
-          media_count: state.profile?.mediaCount ?? null,
-          insights: toJson(insights),
-          captured_at: at,
-        }));
+      return await save(
+        { ...state, phase },
+        (trx) =>
+          postRepo.upsertSnapshot(trx, {
+            social_account_id: account.id,
+            date: at.slice(0, 10),
+            followers_count: state.profile?.followersCount ?? null,
+            follows_count: state.profile?.followsCount ?? null,
+            media_count: state.profile?.mediaCount ?? null,
+            insights: toJson(insights),
+            captured_at: at,
+          }),
+      );
     }
     case "stories":
     case "posts": {
@@ -214,7 +218,7 @@ async function insightsStep(
   const { account, state } = input;
   const [postId, ...rest] = state.pending;
   const post = postId
-    ? await repo.findPostRow(deps.db, account.id, postId)
+    ? await postRepo.findPostRow(deps.db, account.id, postId)
     : undefined;
   const next = { ...state, pending: rest };
   if (!post) return await input.save(next);
@@ -234,7 +238,7 @@ async function insightsStep(
   const metrics = applyInsights(post.metrics, sources, read.values);
   const at = toDbTime(now);
   return await input.save(next, (trx) =>
-    repo.updatePostMetrics(trx, {
+    postRepo.updatePostMetrics(trx, {
       socialAccountId: account.id,
       postId: post.id,
     }, { metrics, at }));

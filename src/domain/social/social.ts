@@ -127,16 +127,10 @@ export interface SocialAccount {
   createdAt: string;
 }
 
-export interface SocialPost {
-  id: string;
+/** A stored post: the upstream's description plus what this service keeps. */
+export interface SocialPost extends Omit<UpstreamPost, "fields"> {
   socialAccountId: string;
   network: SocialNetwork;
-  type: SocialPostType;
-  permalink: string | null;
-  caption: string | null;
-  mediaUrl: string | null;
-  thumbnailUrl: string | null;
-  publishedAt: string;
   expiresAt: string | null;
   metrics: Metrics;
   metricsUpdatedAt: string;

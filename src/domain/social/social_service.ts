@@ -22,6 +22,7 @@ import {
   type SocialPost,
 } from "./social.ts";
 import * as repo from "./social_repo.ts";
+import * as postRepo from "./social_post_repo.ts";
 
 export type { SocialDeps };
 
@@ -98,7 +99,7 @@ async function withUsernames(
   }));
 }
 
-export interface ListPostsInput extends repo.PostFilter {
+export interface ListPostsInput extends postRepo.PostFilter {
   limit: number;
   cursor?: string;
   /** Queue a background refresh of the account's social accounts (the answer stays cached data). */
@@ -129,7 +130,7 @@ export async function listSocialPosts(
     since: input.since ? dayBound(input.since, "start") : undefined,
     until: input.until ? dayBound(input.until, "end") : undefined,
   };
-  const rows = await repo.listPosts(deps.db, filter, {
+  const rows = await postRepo.listPosts(deps.db, filter, {
     limit: input.limit + 1,
     after,
   });
@@ -143,8 +144,27 @@ export async function listSocialPosts(
   };
 }
 
-function notFound(postId: string): AppError {
-  return new AppError("NOT_FOUND", `Cannot find social post "${postId}"`);
+/** A read of one post of the account by upstream id; `refresh` goes to the upstream. */
+export interface PostRead {
+  accountId: string;
+  postId: string;
+  refresh?: boolean;
+  client?: SocialClient;
+}
+
+/** The post, or NOT_FOUND (also for another account's post). */
+async function requirePost(
+  deps: SocialDeps,
+  input: PostRead,
+): Promise<SocialPost> {
+  const post = await postRepo.findPost(deps.db, input.accountId, input.postId);
+  if (!post) {
+    throw new AppError(
+      "NOT_FOUND",
+      `Cannot find social post "${input.postId}"`,
+    );
+  }
+  return post;
 }
 
 /**
@@ -154,17 +174,15 @@ function notFound(postId: string): AppError {
  */
 export async function getSocialPost(
   deps: SocialDeps,
-  input: {
-    accountId: string;
-    postId: string;
-    refresh?: boolean;
-    client?: SocialClient;
-  },
+  input: PostRead,
 ): Promise<PostView> {
-  const post = await repo.findPost(deps.db, input.accountId, input.postId);
-  if (!post) throw notFound(input.postId);
+  const post = await requirePost(deps, input);
   if (input.refresh) await refreshPost(deps, post, input.client);
-  const fresh = await repo.findPostRow(deps.db, post.socialAccountId, post.id);
+  const fresh = await postRepo.findPostRow(
+    deps.db,
+    post.socialAccountId,
+    post.id,
+  );
   return (await withUsernames(deps, input.accountId, [fresh!]))[0]!;
 }
 
@@ -188,8 +206,8 @@ async function refreshPost(
       metrics: sources.map((s) => s.metric),
       perMetric: false,
     });
-    const stored = await repo.findPostRow(deps.db, account.id, post.id);
-    await repo.updatePostMetrics(deps.db, {
+    const stored = await postRepo.findPostRow(deps.db, account.id, post.id);
+    await postRepo.updatePostMetrics(deps.db, {
       socialAccountId: account.id,
       postId: post.id,
     }, { metrics: applyInsights(stored!.metrics, sources, read.values), at });
@@ -219,18 +237,11 @@ export interface CommentsView {
 /** First-level comments with replies: a live read cached 10 minutes; `refresh` bypasses the cache. */
 export async function getSocialComments(
   deps: SocialDeps,
-  input: {
-    accountId: string;
-    postId: string;
-    limit: number;
-    refresh?: boolean;
-    client?: SocialClient;
-  },
+  input: PostRead & { limit: number },
 ): Promise<CommentsView> {
-  const post = await repo.findPost(deps.db, input.accountId, input.postId);
-  if (!post) throw notFound(input.postId);
+  const post = await requirePost(deps, input);
   const now = deps.clock.now();
-  const cache = await repo.readCommentCache(
+  const cache = await postRepo.readCommentCache(
     deps.db,
     post.socialAccountId,
     post.id,
@@ -266,7 +277,7 @@ export async function getSocialComments(
     limit: input.limit,
   });
   const total = read.total ?? post.metrics.comments ?? read.comments.length;
-  await repo.writeCommentCache(deps.db, {
+  await postRepo.writeCommentCache(deps.db, {
     socialAccountId: post.socialAccountId,
     postId: post.id,
   }, {

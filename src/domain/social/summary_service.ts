@@ -4,6 +4,7 @@ import type { SocialSnapshotsTable } from "../../db/schema.ts";
 import type { SocialDeps } from "./quota_service.ts";
 import { dayBound, type SocialNetwork, type SocialPost } from "./social.ts";
 import * as repo from "./social_repo.ts";
+import * as postRepo from "./social_post_repo.ts";
 
 const DAY_MS = 24 * 60 * 60 * 1_000;
 /** The period when the query names none. */
@@ -100,9 +101,9 @@ export async function accountSummary(
       network: input.network,
     })
   ) {
-    const latest = await repo.latestSnapshot(deps.db, account.id);
-    const snapshots = await repo.listSnapshots(deps.db, account.id, dates);
-    const posts = await repo.postsOfPeriod(deps.db, account.id, {
+    const latest = await postRepo.latestSnapshot(deps.db, account.id);
+    const snapshots = await postRepo.listSnapshots(deps.db, account.id, dates);
+    const posts = await postRepo.postsOfPeriod(deps.db, account.id, {
       since: dayBound(since, "start"),
       until: dayBound(until, "end"),
     });

@@ -6,6 +6,7 @@ import { refreshSocialAccount } from "../../../src/domain/social/refresh_service
 import { getSocialPost } from "../../../src/domain/social/social_service.ts";
 import type { SimPostInput } from "../../../src/simulator/social_control.ts";
 import { socialState } from "../../../src/simulator/social_state.ts";
+import { METRIC_KEYS } from "../../../src/domain/social/social.ts";
 
 // The upstream's values: several real zeros; `saved` and IG `replies` of
 // feed posts are never given (an empty series), so they must come out null.
@@ -53,22 +54,7 @@ const EXPECTED: Record<string, Record<string, number | null>> = {
 };
 
 function row(...values: (number | null)[]): Record<string, number | null> {
-  const keys = [
-    "likes",
-    "comments",
-    "saved",
-    "shares",
-    "reach",
-    "impressions",
-    "views",
-    "video_views",
-    "plays",
-    "total_interactions",
-    "profile_visits",
-    "follows",
-    "replies",
-    "clicks",
-  ];
+  const keys = METRIC_KEYS;
   assert.equal(values.length, keys.length);
   return Object.fromEntries(keys.map((k, i) => [k, values[i]!]));
 }
