@@ -7,6 +7,12 @@ export interface InsightRead {
   values: Record<string, number>;
   /** The token lacks the insights permission (or the object shows none): every metric stays null. */
   denied: boolean;
+  /**
+   * Metrics the upstream rejected one by one while another metric of the
+   * same object was accepted: unsupported for this kind of object, not a
+   * fault of the object.
+   */
+  unsupported: string[];
 }
 
 /** `(#100)`: one metric of the list is unsupported or deprecated for this object. */
@@ -32,29 +38,31 @@ export async function readInsights(
     perMetric?: boolean;
   },
 ): Promise<InsightRead> {
-  if (input.metrics.length === 0) return { values: {}, denied: false };
+  const none = { values: {}, denied: false, unsupported: [] };
+  if (input.metrics.length === 0) return none;
   try {
-    return {
-      values: await fetchInsights(get, objectId, input),
-      denied: false,
-    };
+    return { ...none, values: await fetchInsights(get, objectId, input) };
   } catch (err) {
-    if (isDenied(err)) return { values: {}, denied: true };
+    if (isDenied(err)) return { ...none, denied: true };
     if (!isUnsupported(err)) throw err;
     if (input.perMetric === false) throw err;
-    if (input.metrics.length === 1) return { values: {}, denied: false };
+    if (input.metrics.length === 1) return none;
   }
   const values: Record<string, number> = {};
+  const rejected: string[] = [];
+  let accepted = false;
   for (const metric of input.metrics) {
     try {
       Object.assign(
         values,
         await fetchInsights(get, objectId, { ...input, metrics: [metric] }),
       );
+      accepted = true;
     } catch (err) {
-      if (isDenied(err)) return { values, denied: true };
+      if (isDenied(err)) return { ...none, values, denied: true };
       if (!isUnsupported(err)) throw err;
+      rejected.push(metric);
     }
   }
-  return { values, denied: false };
+  return { values, denied: false, unsupported: accepted ? rejected : [] };
 }

@@ -26,6 +26,7 @@ import {
   expiresAtOf,
   POST_INSIGHTS,
   type SocialAccount,
+  type SocialPostType,
 } from "./social.ts";
 import * as repo from "./social_repo.ts";
 import * as postRepo from "./social_post_repo.ts";
@@ -47,6 +48,8 @@ export interface RefreshState {
   pending: string[];
   /** The insights permission is missing: the remaining posts get null insights without a call. */
   denied: boolean;
+  /** Metrics found unsupported for a post type: the next posts of that type do not ask for them. */
+  unsupported?: Partial<Record<SocialPostType, string[]>>;
 }
 
 function initialState(): RefreshState {
@@ -228,13 +231,20 @@ async function insightsStep(
   const expired = post.expiresAt !== null &&
     Date.parse(post.expiresAt) <= now.getTime();
   if (expired || sources.length === 0) return await input.save(next);
+  const skip = state.unsupported?.[post.type] ?? [];
   const read = state.denied
-    ? { values: {}, denied: true }
+    ? { values: {}, denied: true, unsupported: [] }
     : await readInsights(input.get, post.id, {
-      metrics: sources.map((s) => s.metric),
+      metrics: sources.map((s) => s.metric).filter((m) => !skip.includes(m)),
     });
   // A story's (#10) means too few viewers, not a missing permission.
   if (read.denied && post.type !== "story") next.denied = true;
+  if (read.unsupported.length > 0) {
+    next.unsupported = {
+      ...state.unsupported,
+      [post.type]: [...skip, ...read.unsupported],
+    };
+  }
   const metrics = applyInsights(post.metrics, sources, read.values);
   const at = toDbTime(now);
   return await input.save(next, (trx) =>
