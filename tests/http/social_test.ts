@@ -77,6 +77,10 @@ Deno.test("with the quota spent, refresh=true answers 429 with Retry-After, and 
   assertErrorBody(refused, 429, "RATE_LIMITED");
   assert.equal(refused.headers.get("retry-after"), String(50 * 60));
   assert.equal(world.calls(), 10, "a refused read makes no upstream call");
+  const comments = await h.request("GET", `${POSTS}/${post.id}/comments`);
+  assertErrorBody(comments, 429, "RATE_LIMITED");
+  assert.equal(comments.headers.get("retry-after"), String(50 * 60));
+  assert.equal(world.calls(), 10);
   // Without refresh the cached post still answers.
   assert.equal((await h.request("GET", `${POSTS}/${post.id}`)).status, 200);
 
