@@ -48,6 +48,9 @@ const EnvSchema = z.object({
     ).min(1),
   ),
   MEDIA_DOWNLOAD_ALLOW_PRIVATE_NETWORKS: bool.default(false),
+  SOCIAL_CALLS_PER_HOUR: z.coerce.number().int().min(1).max(100_000).default(
+    120,
+  ),
   // Longer than the Graph API timeout (15 s), so a deploy lets in-flight sends finish.
   SHUTDOWN_DRAIN_MS: z.coerce.number().int().min(0).default(20_000),
 });
@@ -91,6 +94,8 @@ export interface Config {
   /** Lets media downloads reach loopback/private addresses over plain http (dev and tests: the simulator). */
   readonly mediaDownloadAllowPrivate: boolean;
   readonly shutdownDrainMs: number;
+  /** Upstream calls per hour per social account (on-demand reads and background refreshes together). */
+  readonly socialCallsPerHour: number;
 }
 
 export class ConfigError extends Error {
@@ -141,6 +146,7 @@ export function loadConfig(
     mediaDownloadHosts: Object.freeze(e.MEDIA_DOWNLOAD_HOSTS),
     mediaDownloadAllowPrivate: e.MEDIA_DOWNLOAD_ALLOW_PRIVATE_NETWORKS,
     shutdownDrainMs: e.SHUTDOWN_DRAIN_MS,
+    socialCallsPerHour: e.SOCIAL_CALLS_PER_HOUR,
   });
 }
 

@@ -11,6 +11,7 @@ import {
   keysCommand,
 } from "./admin.ts";
 import { templatesCommand } from "./templates_cli.ts";
+import { socialCommand } from "./social_cli.ts";
 import { devCommand, serveCommand } from "./serve.ts";
 import { simulatorCommand } from "./simulator_cli.ts";
 import { readDataDirSecret, SECRET_KEY_FILE } from "./dev.ts";
@@ -38,6 +39,8 @@ Usage: main.ts <command> [options]   (every admin command accepts --json)
   agents create --account S --name N --visibility all|assigned
   agents list --account S
   agents revoke --id ID | --account S --name N
+  social connect --account S --network instagram|facebook --upstream-id ID --username U
+                 --access-token T [--name N]
 `;
 
 type Admin = (c: Container, args: string[]) => Promise<void>;
@@ -48,6 +51,7 @@ const ADMIN: Record<string, Admin> = {
   channels: channelsCommand,
   templates: templatesCommand,
   agents: agentsCommand,
+  social: socialCommand,
 };
 
 /**

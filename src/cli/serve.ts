@@ -6,6 +6,7 @@ import { serve, startBackground, waitForShutdownSignal } from "../lifecycle.ts";
 import { createLogger } from "../log.ts";
 import { startSimulator } from "../simulator/server.ts";
 import { devMetaAppSecret, prepareDev, writeDevCredentials } from "./dev.ts";
+import { connectDemoSocial } from "./social_cli.ts";
 
 /** `serve`: production mode with the configuration from the environment. */
 export async function serveCommand(_args: string[]): Promise<number> {
@@ -55,6 +56,7 @@ export async function devCommand(_args: string[]): Promise<number> {
     simulatorUrl: simulator.url,
   });
   await registerSimulatorNumber(simulator.url, credentials);
+  await connectDemoSocial(container, simulator.state, credentials.accountId);
   const signal = await waitForShutdownSignal();
   container.log.info("Shutting down", { signal });
   await running.stop();

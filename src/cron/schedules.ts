@@ -20,6 +20,8 @@ export interface Schedule {
 export const DEFAULT_SCHEDULES: readonly Schedule[] = [
   { kind: "jobs.rescue", pattern: "* * * * *" },
   { kind: "jobs.prune", pattern: "0 * * * *" },
+  // Queues one refresh per social account (about 120 upstream calls per hour each).
+  { kind: "social.refresh_all", pattern: "0 */6 * * *" },
 ];
 
 export interface CronDeps {

@@ -252,6 +252,63 @@ export interface WebhookDeliveriesTable {
   created_at: string;
 }
 
+export interface SocialAccountsTable {
+  id: string;
+  account_id: string;
+  network: string;
+  upstream_id: string;
+  username: string;
+  name: string | null;
+  access_token_enc: string;
+  quota_window_start: string | null;
+  quota_used: number;
+  blocked_until: string | null;
+  /** JSON: where an unfinished background refresh stopped. */
+  refresh_state: string | null;
+  last_refreshed_at: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface SocialPostsTable {
+  social_account_id: string;
+  id: string;
+  account_id: string;
+  network: string;
+  type: string;
+  permalink: string | null;
+  caption: string | null;
+  media_url: string | null;
+  thumbnail_url: string | null;
+  published_at: string;
+  expires_at: string | null;
+  /** JSON object: metric name to number or null. */
+  metrics: string;
+  metrics_updated_at: string;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface SocialSnapshotsTable {
+  social_account_id: string;
+  /** YYYY-MM-DD (UTC): one snapshot per account and day. */
+  date: string;
+  followers_count: number | null;
+  follows_count: number | null;
+  media_count: number | null;
+  /** JSON object: account insight name to number or null. */
+  insights: string;
+  captured_at: string;
+}
+
+export interface SocialCommentCacheTable {
+  social_account_id: string;
+  post_id: string;
+  fetched_limit: number;
+  body: string;
+  fetched_at: string;
+}
+
 export interface Database {
   accounts: AccountsTable;
   api_keys: ApiKeysTable;
@@ -268,6 +325,10 @@ export interface Database {
   inbound_payloads: InboundPayloadsTable;
   webhooks: WebhooksTable;
   webhook_deliveries: WebhookDeliveriesTable;
+  social_accounts: SocialAccountsTable;
+  social_posts: SocialPostsTable;
+  social_snapshots: SocialSnapshotsTable;
+  social_comment_cache: SocialCommentCacheTable;
 }
 
 /** Every SQL function takes one of these first, so rows, events and jobs can share a transaction. */

@@ -24,6 +24,7 @@ import { mediaDownloadRoutes, mediaRoutes } from "./routes/media.ts";
 import { metaWebhookRoutes } from "./routes/meta_webhook.ts";
 import { webhookRoutes } from "./routes/webhooks.ts";
 import { eventRoutes } from "./routes/events.ts";
+import { socialRoutes } from "./routes/social.ts";
 import { metricsRoutes } from "./routes/metrics.ts";
 import { panelWebhookRoutes } from "./routes/panel_webhooks.ts";
 import { panelConversationRoutes } from "./routes/panel_conversations.ts";
@@ -116,6 +117,7 @@ export function createApp(
   api.route("/", mediaRoutes(container));
   api.route("/", webhookRoutes(container));
   api.route("/", eventRoutes(container));
+  api.route("/", socialRoutes(container));
   for (const group of extensions.api ?? []) api.route("/", group);
 
   app.route("/api/v2", api);

@@ -10,6 +10,12 @@ import {
 import { downloadInboundMedia } from "../domain/media/media_service.ts";
 import { attemptDelivery } from "../domain/webhooks/attempt_service.ts";
 import { DELIVER_JOB } from "../domain/webhooks/fanout_service.ts";
+import {
+  queueAllRefreshes,
+  REFRESH_ALL_JOB,
+  REFRESH_JOB,
+  refreshSocialAccount,
+} from "../domain/social/refresh_service.ts";
 import { type JobContext, type JobHandler, Snooze } from "./worker_pool.ts";
 import { maintenanceHandlers } from "./maintenance.ts";
 
@@ -24,6 +30,7 @@ const StatusRetryPayload = z.object({
 });
 const MediaPayload = z.object({ mediaId: z.string() });
 const DeliveryPayload = z.object({ deliveryId: z.string() });
+const SocialPayload = z.object({ socialAccountId: z.string() });
 
 function parse<T>(schema: z.ZodType<T>, payload: unknown, kind: string): T {
   const result = schema.safeParse(payload);
@@ -82,6 +89,18 @@ export function createJobHandlers(c: Container): Record<string, JobHandler> {
         completeIn: ctx.completeIn,
       });
     }),
+    // A spent quota snoozes the refresh to the next window, its place saved.
+    [REFRESH_JOB]: deferrable(async (payload, ctx) => {
+      const { socialAccountId } = parse(SocialPayload, payload, REFRESH_JOB);
+      await refreshSocialAccount(c, socialAccountId, { signal: ctx.signal });
+    }),
+    [REFRESH_ALL_JOB]: async (_payload, ctx) => {
+      const queued = await queueAllRefreshes(
+        c,
+        ctx.job.uniqueKey ?? ctx.job.id,
+      );
+      ctx.log.info("Queued social refreshes", { queued });
+    },
     ...maintenanceHandlers({
       db: c.db,
       clock: c.clock,

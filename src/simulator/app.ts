@@ -3,11 +3,15 @@ import { controlRoutes } from "./control.ts";
 import { handleMediaDownload, handleMediaInfo } from "./media.ts";
 import { handleMessages } from "./messages_route.ts";
 import { graphErrorResponse } from "./sim_errors.ts";
+import { socialControlRoutes } from "./social_control.ts";
+import { socialGraphHandler } from "./social_routes.ts";
 import type { SimulatorState } from "./state.ts";
 
 /** The Graph-shaped endpoints, mounted with and without a /vNN.N prefix. */
 function graphRoutes(state: SimulatorState): Hono {
   const app = new Hono();
+  // Instagram and Facebook objects first; other ids fall through.
+  app.get("/:id{[0-9_]+}/:edge?", socialGraphHandler(state));
   app.post(
     "/:phoneNumberId/messages",
     (c) => handleMessages(state, c.req.raw, c.req.param("phoneNumberId")),
@@ -22,6 +26,7 @@ function graphRoutes(state: SimulatorState): Hono {
 /** The fake Graph API as a Hono app; tests can call it in-process with app.request(). */
 export function createSimulatorApp(state: SimulatorState): Hono {
   const app = new Hono();
+  app.route("/_sim/social", socialControlRoutes(state));
   app.route("/_sim", controlRoutes(state));
   app.get(
     "/_media/:id",

@@ -19,7 +19,16 @@ const TABLE: Record<number, ErrorSpec> = {
     http: 401,
     title: "Invalid OAuth access token - Cannot parse access token",
   },
+  200: { http: 403, title: "Permissions error" },
   368: { http: 403, title: "Temporarily blocked for policies violations" },
+  80001: {
+    http: 400,
+    title: "There have been too many calls to this Page account",
+  },
+  80002: {
+    http: 400,
+    title: "There have been too many calls to this Instagram account",
+  },
   80007: { http: 400, title: "Rate limit issues" },
   80008: {
     http: 400,

@@ -66,6 +66,17 @@ const RULES = new Map<number, GraphErrorRule>([
     throttled: true,
     retryAfterMs: QUOTA_BACKOFF_MS,
   }],
+  // User, Page and custom rate limits, and the Pages and Instagram
+  // business-use-case quotas (reference §8.5): stop calling for a while.
+  ...[17, 32, 613, 80001, 80002].map((code): [number, GraphErrorRule] => [
+    code,
+    {
+      category: "throttled_social",
+      retryable: true,
+      throttled: true,
+      retryAfterMs: QUOTA_BACKOFF_MS,
+    },
+  ]),
   [130429, {
     category: "throttled_throughput",
     retryable: true,

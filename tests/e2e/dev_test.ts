@@ -156,6 +156,29 @@ Deno.test("dev seeds a working demo account and keeps it across a restart", asyn
       );
 
       await t.step(
+        "/social answers with the demo Instagram and Facebook posts",
+        async () => {
+          await waitFor(async () => {
+            const r = await call("/social/posts?limit=100");
+            return r.status === 200 && r.body.data.length === 54;
+          }, { timeoutMs: 20_000, what: "the 54 demo social posts" });
+          const posts = await call("/social/posts?limit=100");
+          assert.deepEqual(
+            [...new Set(posts.body.data.map((p: { type: string }) => p.type))]
+              .sort(),
+            ["carousel", "image", "link", "reel", "story", "text", "video"],
+          );
+          const summary = await call("/social/account/summary");
+          assert.deepEqual(
+            summary.body.data.accounts.map((a: { network: string }) =>
+              a.network
+            ).sort(),
+            ["facebook", "instagram"],
+          );
+        },
+      );
+
+      await t.step(
         "an inbound message gets a reply that reaches read",
         async () => {
           await chatRoundTrip(server, first, "+5491122334455");

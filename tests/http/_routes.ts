@@ -21,6 +21,7 @@ import {
   insertMessage,
   tick,
 } from "./_conversation_fixtures.ts";
+import { seedSocial } from "./_social_fixtures.ts";
 
 // deno-lint-ignore no-explicit-any
 export type Json = any;
@@ -98,6 +99,9 @@ export interface Fixture {
   spareWebhookId: string;
   /** A row of the first subscription's delivery log (a queued test). */
   deliveryId: string;
+  /** A connected Instagram account (its channelId) and one stored post with cached comments. */
+  socialAccountId: string;
+  socialPostId: string;
 }
 
 let phoneCounter = 0;
@@ -214,6 +218,7 @@ export async function seedTenant(
     webhookId: hooks[0]!,
     spareWebhookId: hooks[1]!,
     deliveryId: test.body.data.delivery.id,
+    ...await seedSocial(h, tenant),
   };
 }
 
@@ -233,6 +238,8 @@ export function fixtureIds(fx: Fixture): string[] {
     fx.webhookId,
     fx.spareWebhookId,
     fx.deliveryId,
+    fx.socialAccountId,
+    fx.socialPostId,
   ];
 }
 
@@ -244,6 +251,7 @@ const ID_BY_RESOURCE: Record<string, (fx: Fixture) => string> = {
   templates: (fx) => fx.templateId,
   media: (fx) => fx.mediaId,
   webhooks: (fx) => fx.webhookId,
+  social: (fx) => fx.socialPostId,
 };
 
 /** `{id}` of operations that must not use the resource's usual row. */

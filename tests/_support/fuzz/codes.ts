@@ -23,8 +23,8 @@ export const SPEC_ERROR_CODES = [
  * codes for each code in the table: not shown"), so they and the codes the spec
  * does not list come from DESIGN.md §3 "Errors and statuses". "404 NOT_FOUND or
  * the specific CONTACT_NOT_FOUND etc." is read as the `<RESOURCE>_NOT_FOUND`
- * family of the resources the API serves. The last two are the replay codes
- * README.md documents. Deliberately not read from src/http/errors.ts: the
+ * family of the resources the API serves. The last three are the replay codes
+ * and the assignee code README.md documents. Deliberately not read from src/http/errors.ts: the
  * oracle holds the implementation to the documents, not to itself.
  */
 export const DOCUMENTED_STATUS: Readonly<Record<string, number>> = {
@@ -55,6 +55,8 @@ export const DOCUMENTED_STATUS: Readonly<Record<string, number>> = {
   // README.md, POST /webhooks/:id/replay/:deliveryId.
   WEBHOOK_DISABLED: 409,
   EVENT_EXPIRED: 410,
+  // README.md, "API behaviour worth knowing": PATCH /conversations/:id.
+  INVALID_AGENT: 422,
 };
 
 /**

@@ -1,0 +1,159 @@
+/** SQL of social accounts: rows, sealed tokens, the durable quota and the refresh's saved place. */
+import { sql } from "kysely";
+import type { Executor, SocialAccountsTable } from "../../db/schema.ts";
+import type { SocialAccount, SocialNetwork } from "./social.ts";
+
+function toAccount(r: SocialAccountsTable): SocialAccount {
+  return {
+    id: r.id,
+    accountId: r.account_id,
+    network: r.network as SocialNetwork,
+    upstreamId: r.upstream_id,
+    username: r.username,
+    name: r.name,
+    lastRefreshedAt: r.last_refreshed_at,
+    createdAt: r.created_at,
+  };
+}
+
+export async function insertSocialAccount(
+  db: Executor,
+  row: SocialAccountsTable,
+): Promise<SocialAccount> {
+  await db.insertInto("social_accounts").values(row).execute();
+  return toAccount(row);
+}
+
+export async function findSocialAccountByUpstream(
+  db: Executor,
+  accountId: string,
+  key: { network: SocialNetwork; upstreamId: string },
+): Promise<SocialAccount | undefined> {
+  const r = await db.selectFrom("social_accounts").selectAll()
+    .where("account_id", "=", accountId)
+    .where("network", "=", key.network)
+    .where("upstream_id", "=", key.upstreamId)
+    .executeTakeFirst();
+  return r ? toAccount(r) : undefined;
+}
+
+export async function findSocialAccount(
+  db: Executor,
+  id: string,
+): Promise<SocialAccount | undefined> {
+  const r = await db.selectFrom("social_accounts").selectAll()
+    .where("id", "=", id).executeTakeFirst();
+  return r ? toAccount(r) : undefined;
+}
+
+export async function listSocialAccounts(
+  db: Executor,
+  filter: { accountId?: string; network?: SocialNetwork } = {},
+): Promise<SocialAccount[]> {
+  let q = db.selectFrom("social_accounts").selectAll();
+  if (filter.accountId) q = q.where("account_id", "=", filter.accountId);
+  if (filter.network) q = q.where("network", "=", filter.network);
+  const rows = await q.orderBy("created_at").orderBy("id").execute();
+  return rows.map(toAccount);
+}
+
+export async function readAccessTokenSealed(
+  db: Executor,
+  id: string,
+): Promise<string | undefined> {
+  const r = await db.selectFrom("social_accounts")
+    .select("access_token_enc").where("id", "=", id).executeTakeFirst();
+  return r?.access_token_enc;
+}
+
+/** The place an unfinished background refresh stopped at (JSON), or null. */
+export async function readRefreshState(
+  db: Executor,
+  id: string,
+): Promise<string | null> {
+  const r = await db.selectFrom("social_accounts").select("refresh_state")
+    .where("id", "=", id).executeTakeFirst();
+  return r?.refresh_state ?? null;
+}
+
+export async function saveRefreshState(
+  db: Executor,
+  id: string,
+  patch: { state: string | null; at: string; finished?: boolean },
+): Promise<void> {
+  await db.updateTable("social_accounts").set({
+    refresh_state: patch.state,
+    updated_at: patch.at,
+    ...(patch.finished ? { last_refreshed_at: patch.at } : {}),
+  }).where("id", "=", id).execute();
+}
+
+/**
+ * Takes one upstream call of the hour window `window` when fewer than `cap`
+ * were taken in it and no upstream block is running; one statement, so two
+ * workers can never both take the last call.
+ */
+export async function takeQuotaCall(
+  db: Executor,
+  id: string,
+  input: { window: string; cap: number; now: string },
+): Promise<boolean> {
+  const r = await db.updateTable("social_accounts").set({
+    quota_used: sql<number>`case when quota_window_start = ${input.window}
+      then quota_used + 1 else 1 end`,
+    quota_window_start: input.window,
+  }).where("id", "=", id)
+    .where(sql<boolean>`(quota_window_start is not ${input.window}
+      or quota_used < ${input.cap})`)
+    .where((eb) =>
+      eb.or([
+        eb("blocked_until", "is", null),
+        eb("blocked_until", "<=", input.now),
+      ])
+    )
+    .returning("id").executeTakeFirst();
+  return r !== undefined;
+}
+
+export async function readQuota(
+  db: Executor,
+  id: string,
+): Promise<
+  { window: string | null; used: number; blockedUntil: string | null }
+> {
+  const r = await db.selectFrom("social_accounts")
+    .select(["quota_window_start", "quota_used", "blocked_until"])
+    .where("id", "=", id).executeTakeFirstOrThrow();
+  return {
+    window: r.quota_window_start,
+    used: r.quota_used,
+    blockedUntil: r.blocked_until,
+  };
+}
+
+/** Records an upstream block (throttling error or usage at 100 %) until `until`, never shortening one. */
+export async function blockQuota(
+  db: Executor,
+  id: string,
+  until: string,
+): Promise<void> {
+  await db.updateTable("social_accounts").set({ blocked_until: until })
+    .where("id", "=", id)
+    .where((eb) =>
+      eb.or([eb("blocked_until", "is", null), eb("blocked_until", "<", until)])
+    )
+    .execute();
+}
+
+/** Whether a refresh of the social account is queued or running (so no second one is queued). */
+export async function hasOpenRefresh(
+  db: Executor,
+  socialAccountId: string,
+): Promise<boolean> {
+  const r = await db.selectFrom("jobs").select("id")
+    .where("kind", "=", "social.refresh")
+    .where("state", "in", ["available", "running", "retryable"])
+    .where("unique_key", "like", `social.refresh:${socialAccountId}:%`)
+    .executeTakeFirst();
+  return r !== undefined;
+}

@@ -1,0 +1,144 @@
+/** Read-only Graph API client for Instagram and Facebook Page objects, with the usage headers of §8.5. */
+import { UpstreamError } from "./graph_api.ts";
+import { classifyGraphError } from "./graph_errors.ts";
+
+export interface SocialClientOptions {
+  /** META_GRAPH_URL, e.g. https://graph.facebook.com/v22.0. */
+  baseUrl: string;
+  fetch?: typeof fetch;
+  /** Per-call deadline; default 15 s. */
+  timeoutMs?: number;
+}
+
+/** How close the upstream says this caller is to its limits. */
+export interface GraphUsage {
+  /** Highest `call_count`, `total_cputime` or `total_time` percentage of the usage headers; null without them. */
+  percent: number | null;
+  /** `estimated_time_to_regain_access` in ms (0 when not blocked). */
+  regainMs: number;
+}
+
+export interface SocialResponse {
+  body: Record<string, unknown>;
+  usage: GraphUsage;
+}
+
+/** One GET on a Graph object or edge: `path` without the version, `query` without the token. */
+export interface SocialClient {
+  get(
+    accessToken: string,
+    path: string,
+    query: Record<string, string>,
+    opts?: {
+      signal?: AbortSignal;
+      /** Told the usage headers of every answer, an error's included. */
+      onUsage?: (usage: GraphUsage) => void;
+    },
+  ): Promise<SocialResponse>;
+}
+
+const DEFAULT_TIMEOUT_MS = 15_000;
+
+/** The real client (also used against the simulator); every failure is an UpstreamError. */
+export function createSocialClient(options: SocialClientOptions): SocialClient {
+  const base = options.baseUrl.replace(/\/+$/, "");
+  const doFetch = options.fetch ?? globalThis.fetch;
+  const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+  return {
+    async get(accessToken, path, query, opts = {}) {
+      const url = `${base}/${path.replace(/^\/+/, "")}?${new URLSearchParams(
+        query,
+      )}`;
+      const timeout = AbortSignal.timeout(timeoutMs);
+      let res: Response;
+      let text: string;
+      try {
+        res = await doFetch(url, {
+          headers: { Authorization: `Bearer ${accessToken}` },
+          signal: opts.signal
+            ? AbortSignal.any([timeout, opts.signal])
+            : timeout,
+        });
+        text = await res.text();
+      } catch (err) {
+        throw new UpstreamError(
+          timeout.aborted
+            ? `Graph API did not answer within ${timeoutMs} ms`
+            : `Cannot reach the Graph API: ${(err as Error)?.message ?? err}`,
+          { category: "network", retryable: true, cause: err },
+        );
+      }
+      const usage = readUsage(res.headers);
+      opts.onUsage?.(usage);
+      const body = parseJson(text);
+      if (!res.ok) {
+        const error = classifyGraphError(res.status, body, res.headers, {
+          subject: `the read of "${path}"`,
+        });
+        throw usage.regainMs > 0 && error.throttled
+          ? withRetryAfter(error, usage.regainMs)
+          : error;
+      }
+      if (typeof body !== "object" || body === null || Array.isArray(body)) {
+        throw new UpstreamError(
+          `Graph API answered the read of "${path}" with no JSON object`,
+          { category: "invalid_response", retryable: false },
+        );
+      }
+      return { body: body as Record<string, unknown>, usage };
+    },
+  };
+}
+
+function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}
+
+/** The same error, told to wait what the usage header says. */
+function withRetryAfter(error: UpstreamError, ms: number): UpstreamError {
+  return new UpstreamError(error.message, {
+    category: error.category,
+    upstreamCode: error.upstreamCode,
+    httpStatus: error.httpStatus,
+    throttled: true,
+    retryable: true,
+    retryAfterMs: ms,
+    details: error.details,
+  });
+}
+
+/** Reads X-App-Usage and X-Business-Use-Case-Usage; malformed headers count as absent. */
+export function readUsage(headers: Headers): GraphUsage {
+  const entries: Record<string, unknown>[] = [];
+  const app = parseJson(headers.get("x-app-usage") ?? "");
+  if (isObject(app)) entries.push(app);
+  const buc = parseJson(headers.get("x-business-use-case-usage") ?? "");
+  if (isObject(buc)) {
+    for (const list of Object.values(buc)) {
+      if (Array.isArray(list)) entries.push(...list.filter(isObject));
+    }
+  }
+  let percent: number | null = null;
+  let regainMinutes = 0;
+  for (const e of entries) {
+    for (const key of ["call_count", "total_cputime", "total_time"]) {
+      const v = e[key];
+      if (typeof v === "number" && Number.isFinite(v)) {
+        percent = Math.max(percent ?? 0, v);
+      }
+    }
+    const regain = e.estimated_time_to_regain_access;
+    if (typeof regain === "number" && regain > regainMinutes) {
+      regainMinutes = regain;
+    }
+  }
+  return { percent, regainMs: regainMinutes * 60_000 };
+}
+
+function isObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === "object" && v !== null && !Array.isArray(v);
+}
