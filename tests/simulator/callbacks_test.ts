@@ -148,6 +148,10 @@ Deno.test("duplicateRate sends every status callback twice", async () => {
       "read",
       "read",
     ]);
+    // The simulator records a callback once its answer is back, after the receiver saw it.
+    await waitFor(() => sim.state.callbacks.length >= 6, {
+      what: "six recorded callbacks",
+    });
     const dups = sim.state.callbacks.filter((c) => c.duplicate);
     assert.equal(dups.length, 3);
   });
@@ -184,6 +188,10 @@ Deno.test("a callback the receiver fails is retried until it is accepted", async
     rx.failNext(2);
     const { wamid } = await send(sim);
     await waitFor(() => statusesOf(rx, wamid).length === 3);
+    // The simulator records a callback once its answer is back, after the receiver saw it.
+    await waitFor(() => sim.state.callbacks.length >= 5, {
+      what: "five recorded callbacks",
+    });
     const sent = sim.state.callbacks.filter((c) =>
       c.wamid === wamid && c.status === "sent"
     );
