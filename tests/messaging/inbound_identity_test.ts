@@ -3,6 +3,7 @@
 import assert from "node:assert/strict";
 import {
   countRows,
+  customerWrites,
   events,
   getConversation,
   type Json,
@@ -10,6 +11,8 @@ import {
   metaChange,
   type Mh,
   postSigned,
+  sendOk,
+  textTo,
   waitInbound,
   waitPayloadsProcessed,
 } from "./_helpers.ts";
@@ -351,5 +354,41 @@ messagingTest(
     );
     assert.equal(resolved.status, 200, JSON.stringify(resolved.body));
     assert.equal(resolved.body.data.conversationId, stored.conversationId);
+  },
+);
+
+messagingTest(
+  "an unreadable contacts entry or system error leaves the change's messages and statuses applied",
+  async (h) => {
+    // Meta's shapes (reference §4.3, §4.4, §4.5) with one contacts entry and
+    // one system error of the wrong type beside them.
+    await customerWrites(h, "+5491155550005");
+    const id = await sendOk(h, textTo("+5491155550005", "Hola"));
+    const sent = await h.waitForStatus(id, ["sent", "delivered", "read"]);
+    const good = text("still stored", { from: "5491155550005" });
+    await postSigned(
+      h,
+      metaChange(h, {
+        contacts: [
+          { profile: { name: "Broken" }, wa_id: 5491155550006 },
+          { profile: { name: "Ana" }, wa_id: "5491155550005" },
+        ],
+        messages: [good],
+        statuses: [{
+          id: sent.waMessageId,
+          status: "read",
+          timestamp: unixNow(),
+          recipient_id: "5491155550005",
+        }],
+        errors: [{ code: "131000", title: "Something went wrong" }],
+      }),
+    );
+    await waitInbound(h, good.id);
+    await h.waitForStatus(id, ["read"]);
+    await waitPayloadsProcessed(h);
+    const stored = await h.container.db.selectFrom("inbound_payloads")
+      .select("error").where("body", "like", `%${good.id}%`)
+      .executeTakeFirstOrThrow();
+    assert.match(stored.error ?? "", /contact 0: wa_id:/);
   },
 );
