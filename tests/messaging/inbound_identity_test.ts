@@ -392,3 +392,53 @@ messagingTest(
     assert.match(stored.error ?? "", /contact 0: wa_id:/);
   },
 );
+
+messagingTest(
+  "a changed number brings a new BSUID: the contact takes it, so later username-only messages stay on it",
+  async (h) => {
+    // Reference §4.7: a phone number change makes a new BSUID; payload shapes as above.
+    const profile = { name: "Ana" };
+    const before = { wa_id: "5491155550011", user_id: "AR.1000000000011" };
+    const after = { wa_id: "5491155550012", user_id: "AR.2000000000012" };
+    const first = await writes(
+      h,
+      [{ profile, ...before }],
+      text("hola", { from: before.wa_id, from_user_id: before.user_id }),
+    );
+    const system = {
+      ...text("", { from: before.wa_id }),
+      type: "system",
+      system: {
+        body: "User A changed from 5491155550011 to 5491155550012",
+        new_wa_id: after.wa_id,
+        type: "customer_changed_number",
+      },
+    };
+    await writes(h, [{ profile, ...before }], system);
+    // Meta may deliver a username-only message under the new BSUID before
+    // one that pairs it with the new number; both end on the one contact.
+    const early = await writes(
+      h,
+      [{ profile, user_id: after.user_id }],
+      text("early", { from_user_id: after.user_id }),
+    );
+    await writes(
+      h,
+      [{ profile, ...after }],
+      text("both", { from: after.wa_id, from_user_id: after.user_id }),
+    );
+    const later = await writes(
+      h,
+      [{ profile, user_id: after.user_id }],
+      text("later", { from_user_id: after.user_id }),
+    );
+    assert.equal(later.contactId, first.contactId);
+    assert.equal(await countRows(h, "contacts"), 1);
+    const contact = await contactOf(h, later);
+    assert.equal(contact.phoneNumber, "+5491155550012");
+    assert.equal(contact.userId, after.user_id);
+    const moved = (await h.request("GET", `/api/v2/messages/${early.id}`))
+      .body.data;
+    assert.equal(moved.contactId, first.contactId);
+  },
+);
