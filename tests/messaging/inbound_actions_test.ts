@@ -177,6 +177,50 @@ messagingTest(
 );
 
 messagingTest(
+  "an edit or revoke by anyone but the message's author changes nothing and is recorded",
+  async (h) => {
+    const phone = newPhone();
+    const { wamid, message: original } = await customerWrites(h, phone, {
+      type: "text",
+      text: { body: "Mine" },
+    });
+    const ours = await sendOk(h, textTo(phone, "Ours"));
+    const sent = await h.waitForStatus(ours, ["sent", "delivered", "read"]);
+    // The customer cannot edit what the business wrote.
+    await h.inbound({
+      from: phone,
+      type: "edit",
+      edit: { originalId: sent.waMessageId, text: "Changed" },
+    });
+    // Another customer cannot delete what this one wrote.
+    await h.inbound({
+      from: newPhone(),
+      type: "revoke",
+      revoke: { originalId: wamid },
+    });
+    await waitPayloadsProcessed(h);
+    const kept = await getMessage(h, ours);
+    assert.deepEqual(kept.content, { text: "Ours" });
+    assert.deepEqual(kept.edits, []);
+    assert.equal((await getMessage(h, original.id)).deletedAt, null);
+    const errors = (await h.container.db.selectFrom("inbound_payloads")
+      .select("error").execute()).map((r) => r.error ?? "").join("\n");
+    assert.match(
+      errors,
+      new RegExp(
+        `edit of message "${sent.waMessageId}", which this sender did not write`,
+      ),
+    );
+    assert.match(
+      errors,
+      new RegExp(
+        `revoke of message "${wamid}", which this sender did not write`,
+      ),
+    );
+  },
+);
+
+messagingTest(
   "an edited caption changes the caption and keeps the media",
   async (h) => {
     const phone = newPhone();

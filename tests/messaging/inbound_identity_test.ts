@@ -3,6 +3,7 @@
 import assert from "node:assert/strict";
 import {
   countRows,
+  customerWrites,
   events,
   getConversation,
   type Json,
@@ -10,6 +11,8 @@ import {
   metaChange,
   type Mh,
   postSigned,
+  sendOk,
+  textTo,
   waitInbound,
   waitPayloadsProcessed,
 } from "./_helpers.ts";
@@ -351,5 +354,91 @@ messagingTest(
     );
     assert.equal(resolved.status, 200, JSON.stringify(resolved.body));
     assert.equal(resolved.body.data.conversationId, stored.conversationId);
+  },
+);
+
+messagingTest(
+  "an unreadable contacts entry or system error leaves the change's messages and statuses applied",
+  async (h) => {
+    // Meta's shapes (reference §4.3, §4.4, §4.5) with one contacts entry and
+    // one system error of the wrong type beside them.
+    await customerWrites(h, "+5491155550005");
+    const id = await sendOk(h, textTo("+5491155550005", "Hola"));
+    const sent = await h.waitForStatus(id, ["sent", "delivered", "read"]);
+    const good = text("still stored", { from: "5491155550005" });
+    await postSigned(
+      h,
+      metaChange(h, {
+        contacts: [
+          { profile: { name: "Broken" }, wa_id: 5491155550006 },
+          { profile: { name: "Ana" }, wa_id: "5491155550005" },
+        ],
+        messages: [good],
+        statuses: [{
+          id: sent.waMessageId,
+          status: "read",
+          timestamp: unixNow(),
+          recipient_id: "5491155550005",
+        }],
+        errors: [{ code: "131000", title: "Something went wrong" }],
+      }),
+    );
+    await waitInbound(h, good.id);
+    await h.waitForStatus(id, ["read"]);
+    await waitPayloadsProcessed(h);
+    const stored = await h.container.db.selectFrom("inbound_payloads")
+      .select("error").where("body", "like", `%${good.id}%`)
+      .executeTakeFirstOrThrow();
+    assert.match(stored.error ?? "", /contact 0: wa_id:/);
+  },
+);
+
+messagingTest(
+  "a changed number brings a new BSUID: the contact takes it, so later username-only messages stay on it",
+  async (h) => {
+    // Reference §4.7: a phone number change makes a new BSUID; payload shapes as above.
+    const profile = { name: "Ana" };
+    const before = { wa_id: "5491155550011", user_id: "AR.1000000000011" };
+    const after = { wa_id: "5491155550012", user_id: "AR.2000000000012" };
+    const first = await writes(
+      h,
+      [{ profile, ...before }],
+      text("hola", { from: before.wa_id, from_user_id: before.user_id }),
+    );
+    const system = {
+      ...text("", { from: before.wa_id }),
+      type: "system",
+      system: {
+        body: "User A changed from 5491155550011 to 5491155550012",
+        new_wa_id: after.wa_id,
+        type: "customer_changed_number",
+      },
+    };
+    await writes(h, [{ profile, ...before }], system);
+    // Meta may deliver a username-only message under the new BSUID before
+    // one that pairs it with the new number; both end on the one contact.
+    const early = await writes(
+      h,
+      [{ profile, user_id: after.user_id }],
+      text("early", { from_user_id: after.user_id }),
+    );
+    await writes(
+      h,
+      [{ profile, ...after }],
+      text("both", { from: after.wa_id, from_user_id: after.user_id }),
+    );
+    const later = await writes(
+      h,
+      [{ profile, user_id: after.user_id }],
+      text("later", { from_user_id: after.user_id }),
+    );
+    assert.equal(later.contactId, first.contactId);
+    assert.equal(await countRows(h, "contacts"), 1);
+    const contact = await contactOf(h, later);
+    assert.equal(contact.phoneNumber, "+5491155550012");
+    assert.equal(contact.userId, after.user_id);
+    const moved = (await h.request("GET", `/api/v2/messages/${early.id}`))
+      .body.data;
+    assert.equal(moved.contactId, first.contactId);
   },
 );

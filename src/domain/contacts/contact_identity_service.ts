@@ -79,7 +79,11 @@ async function joinContacts(
   });
 }
 
-/** Fills what the contact lacks from the payload; the username follows its latest value. */
+/**
+ * Fills what the contact lacks from the payload; the username follows its
+ * latest value, and so does the BSUID when the payload pairs it with the
+ * phone number (a changed number brings a new BSUID, reference §4.7).
+ */
 async function completeIdentity(
   trx: Executor,
   contact: Contact,
@@ -90,7 +94,10 @@ async function completeIdentity(
     ...(!contact.phoneNumber && input.phoneNumber
       ? { phoneNumber: input.phoneNumber }
       : {}),
-    ...(!contact.userId && input.userId ? { userId: input.userId } : {}),
+    ...(input.userId && contact.userId !== input.userId &&
+        (!contact.userId || input.phoneNumber)
+      ? { userId: input.userId }
+      : {}),
     ...(input.parentUserId && contact.parentUserId !== input.parentUserId
       ? { parentUserId: input.parentUserId }
       : {}),

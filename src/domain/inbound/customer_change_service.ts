@@ -40,18 +40,37 @@ function objectOf(v: unknown): Record<string, unknown> {
     : {};
 }
 
+/** True when the sender is the contact who wrote the message (by phone number or BSUID). */
+async function isAuthor(
+  trx: Executor,
+  original: { account_id: string; contact_id: string; direction: string },
+  sender: Sender,
+): Promise<boolean> {
+  if (original.direction !== "inbound") return false;
+  const byPhone = sender.phoneNumber
+    ? await findContactByPhone(trx, original.account_id, sender.phoneNumber)
+    : undefined;
+  const byUser = sender.userId
+    ? await findContactByUserId(trx, original.account_id, sender.userId)
+    : undefined;
+  return byPhone?.id === original.contact_id ||
+    byUser?.id === original.contact_id;
+}
+
 /**
  * A customer's edit (`type: "edit"`) replaces the original's content and
  * keeps the previous one in its edit history; a revoke (deleted for
- * everyone) marks it deleted. Applied once per upstream id. Returns why it
- * was skipped, or null.
+ * everyone) marks it deleted. Only the customer who wrote the original can
+ * do either. Applied once per upstream id. Returns why it was skipped, or
+ * null.
  */
 export async function applyEditOrRevoke(
   trx: Executor,
   channel: Channel,
-  message: MetaMessage,
+  input: { message: MetaMessage; sender: Sender },
   at: Date,
 ): Promise<string | null> {
+  const { message } = input;
   const raw = objectOf((message as Record<string, unknown>)[message.type]);
   const originalId = raw.original_message_id;
   if (typeof originalId !== "string") {
@@ -63,6 +82,9 @@ export async function applyEditOrRevoke(
     originalId,
   );
   if (!original) return `${message.type} of unknown message "${originalId}"`;
+  if (!(await isAuthor(trx, original, input.sender))) {
+    return `${message.type} of message "${originalId}", which this sender did not write`;
+  }
   const details = parseDetails(original.details);
   const atIso = toDbTime(at);
   if (message.type === "revoke") {

@@ -74,7 +74,7 @@ export async function applyInboundMessage(
   const sentAt = upstreamTime(message.timestamp, now);
   if (message.type === "edit" || message.type === "revoke") {
     return await deps.db.transaction().execute((trx) =>
-      applyEditOrRevoke(trx, channel, message, sentAt)
+      applyEditOrRevoke(trx, channel, input, sentAt)
     );
   }
   if (await findMessageByWamid(deps.db, message.id)) return null;

@@ -8,7 +8,7 @@ import { toDbTime } from "../../db/time.ts";
 import { enqueue, PRIORITY } from "../../jobs/queue.ts";
 import type { z } from "zod";
 import {
-  type MetaContact,
+  MetaContact,
   MetaMessage,
   MetaPayload,
   MetaStatus,
@@ -125,6 +125,19 @@ function firstIssue(error: z.ZodError): string {
     : "unreadable";
 }
 
+/** The readable `contacts[]` entries; an unreadable one is recorded and left out. */
+function readContacts(
+  raw: unknown[],
+  skip: (reason: string) => void,
+): MetaContact[] {
+  return raw.flatMap((entry, i) => {
+    const parsed = MetaContact.safeParse(entry);
+    if (parsed.success) return [parsed.data];
+    skip(`contact ${i}: ${firstIssue(parsed.error)}`);
+    return [];
+  });
+}
+
 /**
  * One message (with its sender) or echo (with its recipient), or null after
  * recording why it cannot be read.
@@ -188,7 +201,7 @@ export async function processInboundPayload(
         );
         continue;
       }
-      const contacts = value.data.contacts ?? [];
+      const contacts = readContacts(value.data.contacts ?? [], skip);
       for (const raw of value.data.messages ?? []) {
         const read = readMessage(raw, "message", contacts, skip);
         if (!read) continue;

@@ -62,14 +62,14 @@ export const MetaValue = z.looseObject({
     display_phone_number: z.string().optional(),
     phone_number_id: z.string(),
   }),
-  contacts: z.array(MetaContact).optional(),
-  // Each message and status is parsed on its own: one bad element must not
-  // take the rest of the change with it.
+  // Each contact, message, status and error is parsed on its own: one bad
+  // element must not take the rest of the change with it.
+  contacts: z.array(z.unknown()).optional(),
   messages: z.array(z.unknown()).optional(),
   statuses: z.array(z.unknown()).optional(),
   /** Field `smb_message_echoes`: what the business sent from the WhatsApp Business app. */
   message_echoes: z.array(z.unknown()).optional(),
-  errors: z.array(MetaError).optional(),
+  errors: z.array(z.unknown()).optional(),
 });
 export type MetaValue = z.infer<typeof MetaValue>;
 

@@ -42,11 +42,18 @@ export function senderOf(
   let phoneNumber = phoneDigits === undefined ? null : toE164(phoneDigits);
   if (phoneDigits !== undefined && !phoneNumber) return neither(phoneDigits);
   let userId = message.from_user_id ?? fromBsuid;
+  // A lone entry is the sender's unless it names someone else: taking its
+  // ids then would join two people into one contact.
+  const lone = contacts.length === 1 ? contacts[0]! : undefined;
   const entry =
     contacts.find((c) =>
       (phoneDigits !== undefined && c.wa_id === phoneDigits) ||
       (userId !== null && c.user_id === userId)
-    ) ?? (contacts.length === 1 ? contacts[0] : undefined);
+    ) ??
+      (lone && !(phoneDigits !== undefined && lone.wa_id) &&
+          !(userId !== null && lone.user_id)
+        ? lone
+        : undefined);
   userId ??= bsuidOrNull(entry?.user_id);
   if (!phoneNumber && entry?.wa_id) phoneNumber = toE164(entry.wa_id);
   if (!phoneNumber && !userId) {

@@ -52,7 +52,7 @@ export function toContactResponse(c: Contact): ContactResponse {
 export const ContactListQuery = PageQuery.extend({
   search: z.string().trim().max(256).optional().openapi({
     description:
-      "Case-insensitive substring of the name, phone number or e-mail; empty means no filter",
+      "Case-insensitive substring of the name, phone number, e-mail or username, or a whole BSUID; empty means no filter",
   }),
   tag: z.string().trim().max(MAX_TAG_LENGTH).optional().openapi({
     description: "Only contacts with exactly this tag; empty means no filter",

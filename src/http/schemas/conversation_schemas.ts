@@ -84,7 +84,7 @@ export const ListConversationsQuery = CursorQuery.extend({
   status: ConversationStatusSchema.optional(),
   search: z.string().trim().min(1).max(100).optional().openapi({
     description:
-      "Case-insensitive part of the contact's name or phone number (`+` optional)",
+      "Case-insensitive part of the contact's name, username or phone number (`+` optional), or the contact's whole BSUID",
   }),
 });
 

@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import {
   inboundContent,
+  MetaContact,
   MetaMessage,
 } from "../../../src/domain/inbound/meta_payload.ts";
 import { senderOf } from "../../../src/domain/inbound/sender.ts";
@@ -53,4 +54,41 @@ Deno.test("senderOf reads phone, BSUID and profile, and refuses ids that are nei
       }, expected);
     }
   }
+});
+
+Deno.test("senderOf takes a lone contacts[] entry only when it names no one else", () => {
+  const message = (ids: Record<string, unknown>) =>
+    MetaMessage.parse({ id: "wamid.x", type: "text", ...ids });
+  const sender = (ids: Record<string, unknown>, entry: unknown) => {
+    const result = senderOf(message(ids), [MetaContact.parse(entry)]);
+    assert.ok("sender" in result);
+    return result.sender;
+  };
+  // The lone entry names another phone and its BSUID: neither is the sender's.
+  const other = sender({ from: "5491155550001" }, {
+    profile: { name: "Other" },
+    wa_id: "5491155550999",
+    user_id: "US.4444",
+  });
+  assert.deepEqual(
+    [other.phoneNumber, other.userId, other.name],
+    ["+5491155550001", null, null],
+  );
+  const otherUser = sender({ from_user_id: "US.1111" }, {
+    profile: { name: "Other", username: "other" },
+    user_id: "US.2222",
+  });
+  assert.deepEqual(
+    [otherUser.userId, otherUser.username],
+    ["US.1111", null],
+  );
+  // An entry without ids is the sender's profile (a BSUID in `from`).
+  const own = sender({ from: "AR.8842193300417" }, {
+    profile: { name: "Leo", username: "leo" },
+  });
+  assert.deepEqual([own.userId, own.name, own.username], [
+    "AR.8842193300417",
+    "Leo",
+    "leo",
+  ]);
 });
