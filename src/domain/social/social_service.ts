@@ -16,6 +16,8 @@ import { queueRefresh, storePosts } from "./refresh_service.ts";
 import {
   applyInsights,
   dayBound,
+  type InsightSource,
+  type Metrics,
   POST_INSIGHTS,
   type SocialAccount,
   type SocialNetwork,
@@ -197,7 +199,10 @@ async function refreshPost(
   const upstream = await fetchPost(get, account.network, post.id);
   const at = toDbTime(deps.clock.now());
   await storePosts(deps.db, account, { posts: [upstream], at });
-  const sources = POST_INSIGHTS[account.network][upstream.type] ?? [];
+  const sources = deliveredSources(
+    POST_INSIGHTS[account.network][upstream.type] ?? [],
+    post.metrics,
+  );
   const expired = post.expiresAt !== null &&
     Date.parse(post.expiresAt) <= deps.clock.now().getTime();
   if (sources.length === 0 || expired) return;
@@ -222,6 +227,21 @@ async function refreshPost(
     }
     throw err;
   }
+}
+
+/**
+ * The insight sources worth one on-demand call: those that already have a
+ * value, once any has one. A metric the upstream rejects for the post's type
+ * stays null in the background refresh, and asking it again would fail the
+ * whole list with (#100), so the delivered ones would never refresh.
+ */
+function deliveredSources(
+  sources: InsightSource[],
+  metrics: Metrics,
+): InsightSource[] {
+  const known = (s: InsightSource) =>
+    s.keys.some((k) => typeof metrics[k] === "number");
+  return sources.some(known) ? sources.filter(known) : sources;
 }
 
 export const COMMENTS_CACHE_MS = 10 * 60 * 1_000;
