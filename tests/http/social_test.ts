@@ -189,3 +189,22 @@ Deno.test("GET /social/posts?refresh=true queues one refresh and answers from th
     .execute();
   assert.equal(open.length, 1, "one open refresh per social account");
 });
+
+Deno.test("a post the upstream no longer has: refresh=true keeps the stored post, its comments are 404", async () => {
+  await using world = await startSocialWorld();
+  const { h } = world;
+  await world.connect({
+    id: nextUpstreamId("instagram"),
+    network: "instagram",
+    username: "shop",
+  }, [{ type: "image", likes: 4 }]);
+  assert.equal(await pool(h).runOnce(), 1);
+  const [stored] = (await h.request("GET", POSTS)).body.data;
+  socialState(world.sim.state).posts.delete(stored.id);
+
+  const fresh = await h.request("GET", `${POSTS}/${stored.id}?refresh=true`);
+  assert.equal(fresh.status, 200, JSON.stringify(fresh.body));
+  assert.deepEqual(fresh.body.data, stored);
+  const comments = await h.request("GET", `${POSTS}/${stored.id}/comments`);
+  assertErrorBody(comments, 404, "NOT_FOUND");
+});

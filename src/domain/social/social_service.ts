@@ -3,6 +3,7 @@ import { fromJson, toJson } from "../../db/json.ts";
 import { toDbTime } from "../../db/time.ts";
 import { AppError } from "../../errors.ts";
 import { newId } from "../../ids.ts";
+import { UpstreamError } from "../../upstream/graph_api.ts";
 import type { SocialClient } from "../../upstream/social_client.ts";
 import {
   fetchComments,
@@ -196,7 +197,14 @@ async function refreshPost(
   const account =
     (await repo.findSocialAccount(deps.db, post.socialAccountId))!;
   const get = await quotaGet(deps, account.id, { mode: "live", client });
-  const upstream = await fetchPost(get, account.network, post.id);
+  const upstream = await fetchPost(get, account.network, post.id).catch(
+    (err) => {
+      // Deleted, or a story no longer served: the stored post stays as it is.
+      if (isGoneUpstream(err)) return null;
+      throw err;
+    },
+  );
+  if (!upstream) return;
   const at = toDbTime(deps.clock.now());
   await storePosts(deps.db, account, { posts: [upstream], at });
   const sources = deliveredSources(
@@ -242,6 +250,13 @@ function deliveredSources(
   const known = (s: InsightSource) =>
     s.keys.some((k) => typeof metrics[k] === "number");
   return sources.some(known) ? sources.filter(known) : sources;
+}
+
+/** Code 100 with subcode 33 or HTTP 404: the upstream has no such object (any more). */
+function isGoneUpstream(err: unknown): boolean {
+  return err instanceof UpstreamError && err.upstreamCode === 100 &&
+    (err.httpStatus === 404 ||
+      (err.details as { subcode?: unknown } | undefined)?.subcode === 33);
 }
 
 export const COMMENTS_CACHE_MS = 10 * 60 * 1_000;
@@ -295,6 +310,12 @@ export async function getSocialComments(
     network: post.network,
     postId: post.id,
     limit: input.limit,
+  }).catch((err) => {
+    if (!isGoneUpstream(err)) throw err;
+    throw new AppError(
+      "NOT_FOUND",
+      `Cannot read the comments of social post "${post.id}": the upstream no longer serves it`,
+    );
   });
   const total = read.total ?? post.metrics.comments ?? read.comments.length;
   await postRepo.writeCommentCache(deps.db, {
