@@ -3,7 +3,6 @@ import { fromJson, toJson } from "../../db/json.ts";
 import { toDbTime } from "../../db/time.ts";
 import { AppError } from "../../errors.ts";
 import { newId } from "../../ids.ts";
-import { UpstreamError } from "../../upstream/graph_api.ts";
 import type { SocialClient } from "../../upstream/social_client.ts";
 import {
   fetchComments,
@@ -11,14 +10,13 @@ import {
   type UpstreamComment,
 } from "../../upstream/social_graph.ts";
 import { type CursorPage, decodeCursor, toCursorPage } from "../pagination.ts";
-import { readInsights } from "./insights.ts";
+import { isGoneUpstream, readInsights } from "./insights.ts";
 import { isQuotaError, quotaGet, type SocialDeps } from "./quota_service.ts";
 import { queueRefresh, storePosts } from "./refresh_service.ts";
 import {
   applyInsights,
   dayBound,
-  type InsightSource,
-  type Metrics,
+  deliveredSources,
   POST_INSIGHTS,
   type SocialAccount,
   type SocialNetwork,
@@ -235,28 +233,6 @@ async function refreshPost(
     }
     throw err;
   }
-}
-
-/**
- * The insight sources worth one on-demand call: those that already have a
- * value, once any has one. A metric the upstream rejects for the post's type
- * stays null in the background refresh, and asking it again would fail the
- * whole list with (#100), so the delivered ones would never refresh.
- */
-function deliveredSources(
-  sources: InsightSource[],
-  metrics: Metrics,
-): InsightSource[] {
-  const known = (s: InsightSource) =>
-    s.keys.some((k) => typeof metrics[k] === "number");
-  return sources.some(known) ? sources.filter(known) : sources;
-}
-
-/** Code 100 with subcode 33 or HTTP 404: the upstream has no such object (any more). */
-function isGoneUpstream(err: unknown): boolean {
-  return err instanceof UpstreamError && err.upstreamCode === 100 &&
-    (err.httpStatus === 404 ||
-      (err.details as { subcode?: unknown } | undefined)?.subcode === 33);
 }
 
 export const COMMENTS_CACHE_MS = 10 * 60 * 1_000;
