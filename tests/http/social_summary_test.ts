@@ -112,3 +112,25 @@ Deno.test("snapshots on distinct days build the follower series; earlier days ar
   const facebookOnly = await h.request("GET", `${SUMMARY}?network=facebook`);
   assert.deepEqual(facebookOnly.body.data.accounts, []);
 });
+
+Deno.test("an account not read yet has unknown totals, not zeros", async () => {
+  await using world = await startSocialWorld();
+  await world.connect({
+    id: nextUpstreamId("facebook"),
+    network: "facebook",
+    username: "page",
+  }, [{ type: "text", likes: 3 }]);
+  const res = await world.h.request("GET", SUMMARY);
+  assert.equal(res.status, 200, JSON.stringify(res.body));
+  const [entry] = res.body.data.accounts;
+  assert.deepEqual(entry.current, {
+    followersCount: null,
+    followsCount: null,
+    mediaCount: null,
+    capturedAt: null,
+  });
+  assert.equal(entry.period.postsPublished, null);
+  assert.equal(entry.period.likesTotal, null);
+  assert.equal(entry.period.commentsTotal, null);
+  assert.deepEqual(entry.period.followerSeries, []);
+});

@@ -2,7 +2,12 @@
 // durable quota (429 with Retry-After), the background refresh resuming in
 // the next window, and the comments cache.
 import assert from "node:assert/strict";
-import { nextUpstreamId, startSocialWorld } from "../_support/social.ts";
+import {
+  nextUpstreamId,
+  type SocialWorld,
+  startSocialWorld,
+} from "../_support/social.ts";
+import type { SimPostInput } from "../../src/simulator/social_control.ts";
 import { assertErrorBody } from "./_routes.ts";
 import { WorkerPool } from "../../src/jobs/worker_pool.ts";
 import { createJobHandlers } from "../../src/jobs/registry.ts";
@@ -21,6 +26,16 @@ function pool(h: Harness): WorkerPool {
     handlers: createJobHandlers(h.container),
     concurrency: 1,
   });
+}
+
+/** An Instagram account with one post, read once by its connect-time refresh job. */
+async function connectAndRefresh(world: SocialWorld, post: SimPostInput) {
+  await world.connect({
+    id: nextUpstreamId("instagram"),
+    network: "instagram",
+    username: "shop",
+  }, [post]);
+  assert.equal(await pool(world.h).runOnce(), 1);
 }
 
 async function refreshJob(h: Harness) {
@@ -172,12 +187,7 @@ Deno.test("a second comments read within 10 minutes is cached and calls nothing;
 Deno.test("GET /social/posts?refresh=true queues one refresh and answers from the cache", async () => {
   await using world = await startSocialWorld();
   const { h } = world;
-  await world.connect({
-    id: nextUpstreamId("instagram"),
-    network: "instagram",
-    username: "shop",
-  }, [{ type: "image" }]);
-  assert.equal(await pool(h).runOnce(), 1);
+  await connectAndRefresh(world, { type: "image" });
   const before = world.calls();
   const res = await h.request("GET", `${POSTS}?refresh=true`);
   assert.equal(res.status, 200);
@@ -188,4 +198,18 @@ Deno.test("GET /social/posts?refresh=true queues one refresh and answers from th
     .where("kind", "=", "social.refresh").where("state", "=", "available")
     .execute();
   assert.equal(open.length, 1, "one open refresh per social account");
+});
+
+Deno.test("a post the upstream no longer has: refresh=true keeps the stored post, its comments are 404", async () => {
+  await using world = await startSocialWorld();
+  const { h } = world;
+  await connectAndRefresh(world, { type: "image", likes: 4 });
+  const [stored] = (await h.request("GET", POSTS)).body.data;
+  socialState(world.sim.state).posts.delete(stored.id);
+
+  const fresh = await h.request("GET", `${POSTS}/${stored.id}?refresh=true`);
+  assert.equal(fresh.status, 200, JSON.stringify(fresh.body));
+  assert.deepEqual(fresh.body.data, stored);
+  const comments = await h.request("GET", `${POSTS}/${stored.id}/comments`);
+  assertErrorBody(comments, 404, "NOT_FOUND");
 });

@@ -24,6 +24,13 @@ function isDenied(err: unknown): boolean {
   return err instanceof UpstreamError && err.category === "permission_denied";
 }
 
+/** Code 100 with subcode 33 or HTTP 404: the upstream has no such object (any more). */
+export function isGoneUpstream(err: unknown): boolean {
+  return err instanceof UpstreamError && err.upstreamCode === 100 &&
+    (err.httpStatus === 404 ||
+      (err.details as { subcode?: unknown } | undefined)?.subcode === 33);
+}
+
 /**
  * Reads `metrics` in one call; when the upstream rejects the list because
  * one metric is unsupported, reads them one at a time so the others still

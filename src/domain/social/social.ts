@@ -185,3 +185,18 @@ export function dayBound(value: string, side: "start" | "end"): string {
   }
   return new Date(value).toISOString();
 }
+
+/**
+ * The insight sources worth one on-demand call: those that already have a
+ * value, once any has one. A metric the upstream rejects for the post's type
+ * stays null in the background refresh, and asking it again would fail the
+ * whole list with (#100), so the delivered ones would never refresh.
+ */
+export function deliveredSources(
+  sources: InsightSource[],
+  metrics: Metrics,
+): InsightSource[] {
+  const known = (s: InsightSource) =>
+    s.keys.some((k) => typeof metrics[k] === "number");
+  return sources.some(known) ? sources.filter(known) : sources;
+}

@@ -10,12 +10,13 @@ import {
   type UpstreamComment,
 } from "../../upstream/social_graph.ts";
 import { type CursorPage, decodeCursor, toCursorPage } from "../pagination.ts";
-import { readInsights } from "./insights.ts";
+import { isGoneUpstream, readInsights } from "./insights.ts";
 import { isQuotaError, quotaGet, type SocialDeps } from "./quota_service.ts";
 import { queueRefresh, storePosts } from "./refresh_service.ts";
 import {
   applyInsights,
   dayBound,
+  deliveredSources,
   POST_INSIGHTS,
   type SocialAccount,
   type SocialNetwork,
@@ -194,10 +195,20 @@ async function refreshPost(
   const account =
     (await repo.findSocialAccount(deps.db, post.socialAccountId))!;
   const get = await quotaGet(deps, account.id, { mode: "live", client });
-  const upstream = await fetchPost(get, account.network, post.id);
+  const upstream = await fetchPost(get, account.network, post.id).catch(
+    (err) => {
+      // Deleted, or a story no longer served: the stored post stays as it is.
+      if (isGoneUpstream(err)) return null;
+      throw err;
+    },
+  );
+  if (!upstream) return;
   const at = toDbTime(deps.clock.now());
   await storePosts(deps.db, account, { posts: [upstream], at });
-  const sources = POST_INSIGHTS[account.network][upstream.type] ?? [];
+  const sources = deliveredSources(
+    POST_INSIGHTS[account.network][upstream.type] ?? [],
+    post.metrics,
+  );
   const expired = post.expiresAt !== null &&
     Date.parse(post.expiresAt) <= deps.clock.now().getTime();
   if (sources.length === 0 || expired) return;
@@ -275,6 +286,12 @@ export async function getSocialComments(
     network: post.network,
     postId: post.id,
     limit: input.limit,
+  }).catch((err) => {
+    if (!isGoneUpstream(err)) throw err;
+    throw new AppError(
+      "NOT_FOUND",
+      `Cannot read the comments of social post "${post.id}": the upstream no longer serves it`,
+    );
   });
   const total = read.total ?? post.metrics.comments ?? read.comments.length;
   await postRepo.writeCommentCache(deps.db, {

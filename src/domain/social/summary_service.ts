@@ -27,7 +27,7 @@ export interface AccountSummary {
     since: string;
     until: string;
     followerGrowth: number | null;
-    postsPublished: number;
+    postsPublished: number | null;
     likesTotal: number | null;
     commentsTotal: number | null;
     followerSeries: { date: string; followers: number }[];
@@ -55,11 +55,13 @@ function insightsOf(snapshots: SocialSnapshotsTable[]) {
   return out;
 }
 
+/** `read`: the account has been read at least once; before that its totals are unknown, not 0. */
 function periodOf(
   snapshots: SocialSnapshotsTable[],
   posts: SocialPost[],
-  dates: { since: string; until: string },
+  dates: { since: string; until: string; read: boolean },
 ): AccountSummary["period"] {
+  const { read, ...range } = dates;
   // Only days with a snapshot: the upstream keeps no follower history.
   const followerSeries = snapshots
     .filter((s) => s.followers_count !== null)
@@ -67,13 +69,13 @@ function periodOf(
   const first = followerSeries[0];
   const last = followerSeries.at(-1);
   return {
-    ...dates,
+    ...range,
     followerGrowth: first && last && followerSeries.length > 1
       ? last.followers - first.followers
       : null,
-    postsPublished: posts.length,
-    likesTotal: total(posts.map((p) => p.metrics.likes)),
-    commentsTotal: total(posts.map((p) => p.metrics.comments)),
+    postsPublished: read ? posts.length : null,
+    likesTotal: read ? total(posts.map((p) => p.metrics.likes)) : null,
+    commentsTotal: read ? total(posts.map((p) => p.metrics.comments)) : null,
     followerSeries,
   };
 }
@@ -118,7 +120,7 @@ export async function accountSummary(
         mediaCount: latest?.media_count ?? null,
         capturedAt: latest?.captured_at ?? null,
       },
-      period: periodOf(snapshots, posts, dates),
+      period: periodOf(snapshots, posts, { ...dates, read: !!latest }),
       insights: insightsOf(snapshots),
     });
   }

@@ -168,7 +168,7 @@ export const SummarySchema = z.object({
       since: Day,
       until: Day,
       followerGrowth: Count,
-      postsPublished: z.number().int(),
+      postsPublished: Count,
       likesTotal: Count,
       commentsTotal: Count,
       followerSeries: z.array(

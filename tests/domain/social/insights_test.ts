@@ -42,3 +42,33 @@ Deno.test("a metric unsupported for carousels is read alone once, then left out 
     assert.equal(view.metrics.profile_visits, null);
   }
 });
+
+Deno.test("refresh=true on a carousel reads its delivered insights in one call, leaving out the ones its type rejects", async () => {
+  await using world = await startSocialWorld();
+  const account = await world.connect({
+    id: nextUpstreamId("instagram"),
+    network: "instagram",
+    username: "shop",
+    insightsGranted: true,
+  }, [{
+    type: "carousel",
+    publishedAt: Date.now() - 3_600_000,
+    insights: { views: 10, reach: 5, saved: 0 },
+  }]);
+  await refreshSocialAccount(world.h.container, account.id);
+  const [post] = socialState(world.sim.state).posts.values();
+  post!.insights = { views: 99, reach: 7, saved: 1 };
+  const before = world.calls();
+  const view = await getSocialPost(world.h.container, {
+    accountId: world.h.tenant.account.id,
+    postId: post!.id,
+    refresh: true,
+  });
+  const calls = socialState(world.sim.state).calls.slice(before);
+  assert.equal(calls.length, 2, "the post, then one insights call");
+  assert.ok(!calls[1]!.path.includes("follows"), calls[1]!.path);
+  assert.equal(view.metrics.views, 99);
+  assert.equal(view.metrics.reach, 7);
+  assert.equal(view.metrics.saved, 1);
+  assert.equal(view.metrics.follows, null);
+});
