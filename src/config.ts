@@ -51,6 +51,8 @@ const EnvSchema = z.object({
   SOCIAL_CALLS_PER_HOUR: z.coerce.number().int().min(1).max(100_000).default(
     120,
   ),
+  // How long one /meta/webhook body may take to arrive: a trickled body holds a read slot.
+  META_WEBHOOK_READ_TIMEOUT_MS: z.coerce.number().int().min(1).default(10_000),
   // Longer than the Graph API timeout (15 s), so a deploy lets in-flight sends finish.
   SHUTDOWN_DRAIN_MS: z.coerce.number().int().min(0).default(20_000),
 });
@@ -72,6 +74,7 @@ export interface Config {
   readonly publicBaseUrl: string | undefined;
   readonly metaGraphUrl: string;
   readonly metaAppSecret: string | undefined;
+  readonly metaWebhookReadTimeoutMs: number;
   readonly metaVerifyToken: string | undefined;
   readonly secretKey: string | undefined;
   readonly workers: number;
@@ -130,6 +133,7 @@ export function loadConfig(
     publicBaseUrl: e.PUBLIC_BASE_URL?.replace(/\/+$/, ""),
     metaGraphUrl: e.META_GRAPH_URL.replace(/\/+$/, ""),
     metaAppSecret: e.META_APP_SECRET,
+    metaWebhookReadTimeoutMs: e.META_WEBHOOK_READ_TIMEOUT_MS,
     metaVerifyToken: e.META_VERIFY_TOKEN,
     secretKey: e.SECRET_KEY,
     workers: e.WORKERS,

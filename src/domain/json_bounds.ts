@@ -5,7 +5,8 @@ import { z } from "zod";
  * action data, contact customFields). The field itself is level 1; every
  * nested object or array adds one. Deeper or larger input would be stored and
  * then break whatever serializes it later (recursion limits), so it is
- * refused at the edge.
+ * refused at the edge. An inbound message from Meta is held to the depth
+ * bound only (its size is bounded by the webhook's 3 MB).
  */
 export const MAX_JSON_DEPTH = 32;
 /** Largest a free-form JSON field may be, serialized as JSON, in UTF-8 bytes. */
@@ -33,11 +34,17 @@ export function jsonDepth(value: unknown, limit = Infinity): number {
   return deepest;
 }
 
+/** Why a value nests too deep for the serializers, or null when it does not. */
+export function jsonDepthProblem(value: unknown): string | null {
+  return jsonDepth(value, MAX_JSON_DEPTH) > MAX_JSON_DEPTH
+    ? `must nest at most ${MAX_JSON_DEPTH} levels deep`
+    : null;
+}
+
 /** Why a value breaks the bounds, or null when it keeps them. */
 export function jsonBoundsProblem(value: unknown): string | null {
-  if (jsonDepth(value, MAX_JSON_DEPTH) > MAX_JSON_DEPTH) {
-    return `must nest at most ${MAX_JSON_DEPTH} levels deep`;
-  }
+  const tooDeep = jsonDepthProblem(value);
+  if (tooDeep) return tooDeep;
   // Safe now: the depth is bounded, so the recursive stringify cannot overflow.
   const bytes = new TextEncoder().encode(JSON.stringify(value)).length;
   if (bytes > MAX_JSON_BYTES) {

@@ -3,6 +3,7 @@ import { createMessagingHarness } from "../_support/messaging.ts";
 import { waitFor } from "../_support/wait.ts";
 import { createHarness } from "../_harness.ts";
 import { inboundEnvelope, postWebhook, signedBody } from "./_helpers.ts";
+import { WEBHOOK_GATE_LIMITS } from "../../src/http/webhook_gate.ts";
 
 Deno.test({
   name: "an inbound message with a numeric timestamp is stored, not dropped",
@@ -111,4 +112,65 @@ Deno.test("without META_APP_SECRET every post is refused 401 unread", async () =
     "Webhook signature cannot be verified",
   );
   assert.equal(pulled, false);
+});
+
+Deno.test({
+  name:
+    "bodies trickled into every read slot from fresh addresses are cut off at the read deadline, so a signed post from another address gets in",
+  sanitizeOps: false,
+  sanitizeResources: false,
+  fn: async () => {
+    await using h = await createHarness({
+      env: { META_WEBHOOK_READ_TIMEOUT_MS: "300" },
+    });
+    const post = async (address: string, body: BodyInit, signature: string) =>
+      await h.app.fetch(
+        new Request("http://localhost/meta/webhook", {
+          method: "POST",
+          headers: {
+            "content-type": "application/json",
+            "x-hub-signature-256": signature,
+          },
+          body,
+        }),
+        { remoteAddr: { hostname: address, port: 40_000, transport: "tcp" } },
+      );
+    // Every slot taken: maxReads bodies, maxReadsPerAddress from each address,
+    // each sending one byte and then nothing (never a failure, never suspect).
+    const { maxReads, maxReadsPerAddress } = WEBHOOK_GATE_LIMITS;
+    let admitted = 0;
+    const answers: Response[] = [];
+    for (let i = 0; i < maxReads; i++) {
+      const address = `203.0.113.${Math.floor(i / maxReadsPerAddress) + 1}`;
+      let pulls = 0;
+      const trickle = new ReadableStream<Uint8Array>({
+        pull(controller) {
+          if (pulls++ > 0) return new Promise<void>(() => {});
+          admitted++;
+          controller.enqueue(new Uint8Array([0x7b]));
+        },
+      }, { highWaterMark: 0 });
+      void post(address, trickle, `sha256=${"00".repeat(32)}`)
+        .then((res) => answers.push(res));
+    }
+    await waitFor(() => admitted === maxReads, {
+      what: "every read slot to be taken",
+    });
+    await waitFor(() => answers.length === maxReads, {
+      what: "every trickled body to be cut off",
+      timeoutMs: 5_000,
+    });
+    for (const res of answers) {
+      assert.equal(res.status, 400);
+      const body = await res.json();
+      assert.equal(body.error.code, "VALIDATION_ERROR");
+      assert.match(body.error.message, /did not arrive within 300 ms/);
+    }
+    const { raw, signature } = await signedBody({
+      object: "whatsapp_business_account",
+      entry: [],
+    });
+    const signed = await post("198.51.100.7", raw, signature);
+    assert.equal(signed.status, 200, await signed.clone().text());
+  },
 });

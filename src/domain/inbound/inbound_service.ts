@@ -20,6 +20,7 @@ import {
   applyStatus,
 } from "./inbound_apply_service.ts";
 import { recipientOf, type Sender, senderOf } from "./sender.ts";
+import { jsonDepthProblem } from "../json_bounds.ts";
 import {
   enqueueStatusRetry,
   type StatusAt,
@@ -151,6 +152,13 @@ function readMessage(
   const parsed = MetaMessage.safeParse(raw);
   if (!parsed.success) {
     skip(`${kind} ${idOf(raw)}: ${firstIssue(parsed.error)}`);
+    return null;
+  }
+  // Parts of a message are stored and shown as sent: past this depth they
+  // would break every serializer that shows them afterwards.
+  const tooDeep = jsonDepthProblem(raw);
+  if (tooDeep) {
+    skip(`${kind} ${idOf(raw)}: ${tooDeep}`);
     return null;
   }
   const who = (kind === "echo" ? recipientOf : senderOf)(parsed.data, contacts);

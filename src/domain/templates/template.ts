@@ -1,4 +1,5 @@
 import { AppError } from "../../errors.ts";
+import { jsonBoundsProblem } from "../json_bounds.ts";
 
 export const TEMPLATE_CATEGORIES = [
   "MARKETING",
@@ -116,7 +117,7 @@ export function checkTemplateFields(input: {
   checkComponents(input.components);
 }
 
-/** Components are an array of objects, each with a known `type`. */
+/** Components are an array of objects, each with a known `type`, within the JSON bounds. */
 export function checkComponents(
   components: unknown,
 ): asserts components is TemplateComponent[] {
@@ -126,6 +127,9 @@ export function checkComponents(
   if (components.length > MAX_COMPONENTS) {
     throw invalid(`components may have at most ${MAX_COMPONENTS} elements`);
   }
+  // GET /templates shows them as stored: past the bounds they would break it.
+  const unbounded = jsonBoundsProblem(components);
+  if (unbounded) throw invalid(`components ${unbounded}`);
   components.forEach((c, i) => {
     if (typeof c !== "object" || c === null || Array.isArray(c)) {
       throw invalid(`components[${i}] must be an object`);

@@ -41,7 +41,10 @@ export function metaWebhookRoutes(container: Container): Hono<AppEnv> {
     }
     let raw: Uint8Array;
     try {
-      raw = await readCapped(c.req.raw.body, MAX_WEBHOOK_BYTES, check);
+      raw = await readCapped(c.req.raw.body, check, {
+        maxBytes: MAX_WEBHOOK_BYTES,
+        timeoutMs: container.config.metaWebhookReadTimeoutMs,
+      });
     } catch (err) {
       ticket.done(true);
       throw err;
@@ -89,25 +92,37 @@ function tooLarge(): AppError {
 /**
  * Reads a body into memory, feeding each chunk to the signature check as it
  * arrives (the only pass over the bytes), and gives up as soon as it passes
- * `max` bytes (chunked bodies have no length).
+ * `maxBytes` (chunked bodies have no length) or has not arrived whole within
+ * `timeoutMs`: a body trickled byte by byte would hold its read slot forever.
  */
 async function readCapped(
   body: ReadableStream<Uint8Array> | null,
-  max: number,
   check: MetaSignatureCheck,
+  limits: { maxBytes: number; timeoutMs: number },
 ): Promise<Uint8Array> {
   if (!body) return new Uint8Array();
   const chunks: Uint8Array[] = [];
   const reader = body.getReader();
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    if (check.bytes + value.length > max) {
-      await reader.cancel().catch(() => {});
-      throw tooLarge();
+  let timedOut = false;
+  const timer = setTimeout(() => {
+    timedOut = true;
+    // Settles the pending read as done.
+    reader.cancel().catch(() => {});
+  }, limits.timeoutMs);
+  try {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (timedOut) throw tooSlow(limits.timeoutMs);
+      if (done) break;
+      if (check.bytes + value.length > limits.maxBytes) {
+        await reader.cancel().catch(() => {});
+        throw tooLarge();
+      }
+      check.update(value);
+      chunks.push(value);
     }
-    check.update(value);
-    chunks.push(value);
+  } finally {
+    clearTimeout(timer);
   }
   const out = new Uint8Array(check.bytes);
   let offset = 0;
@@ -116,4 +131,11 @@ async function readCapped(
     offset += chunk.length;
   }
   return out;
+}
+
+function tooSlow(timeoutMs: number): AppError {
+  return new AppError(
+    "VALIDATION_ERROR",
+    `Cannot read webhook body: it did not arrive within ${timeoutMs} ms`,
+  );
 }

@@ -10,6 +10,14 @@ import {
   updateTemplateStatus,
 } from "../../../src/domain/templates/template_service.ts";
 import { engineTest, type Harness } from "../../_harness.ts";
+import {
+  jsonDepth,
+  MAX_JSON_BYTES,
+  MAX_JSON_DEPTH,
+} from "../../../src/domain/json_bounds.ts";
+
+// deno-lint-ignore no-explicit-any
+type Json = any;
 
 function input(h: Harness, extra: Partial<NewTemplate> = {}): NewTemplate {
   return {
@@ -58,6 +66,42 @@ engineTest(
       const t = await createTemplate(h.container, input(h, { language }));
       assert.equal(t.language, language);
     }
+  },
+);
+
+/** One BODY component whose `example` nests `levels` deep. */
+function deepComponents(levels: number): unknown[] {
+  let example: unknown = {};
+  for (let i = 1; i < levels; i++) example = { a: example };
+  return [{ type: "BODY", text: "Hola {{1}}", example }];
+}
+
+engineTest(
+  "createTemplate refuses components past the JSON bounds, so GET /templates keeps answering 200",
+  async (h) => {
+    // The array is level 1, the component 2, its example 3 and deeper.
+    const atBound = deepComponents(MAX_JSON_DEPTH - 2);
+    assert.equal(jsonDepth(atBound), MAX_JSON_DEPTH);
+    const cases: [unknown[], RegExp][] = [
+      [deepComponents(MAX_JSON_DEPTH - 1), /components must nest at most 32/],
+      // As deep as a command line can carry (128 KiB): enough to break c.json.
+      [deepComponents(20_000), /components must nest at most 32/],
+      [
+        [{ type: "BODY", text: "x".repeat(MAX_JSON_BYTES) }],
+        /components must be at most 65536 bytes as JSON/,
+      ],
+    ];
+    for (const [components, message] of cases) {
+      await assert.rejects(
+        createTemplate(h.container, input(h, { components })),
+        (e) =>
+          isCode("VALIDATION_ERROR")(e) && message.test((e as Error).message),
+      );
+    }
+    await createTemplate(h.container, input(h, { components: atBound }));
+    const list = await h.request("GET", "/api/v2/templates");
+    assert.equal(list.status, 200, JSON.stringify(list.body));
+    assert.deepEqual(list.body.data.map((t: Json) => t.components), [atBound]);
   },
 );
 
