@@ -361,3 +361,36 @@ export async function cliJson(
 }
 
 export { api, type ApiResponse, simGet, simPost } from "./_http.ts";
+
+/** A simulator process that calls back a server on `port`, an empty DATA_DIR, and the env `serve` needs for both. */
+export interface EngineSetup {
+  port: number;
+  sim: SimulatorProcess;
+  dataDir: string;
+  env: Record<string, string>;
+}
+
+/** Starts the simulator for a server to come on a free port; `env` adds to (or overrides) the base settings. */
+export async function startEngineSetup(options: {
+  appSecret: string;
+  dataDirPrefix: string;
+  env?: Record<string, string>;
+}): Promise<EngineSetup> {
+  const port = freePort();
+  const sim = await startSimulatorProcess({
+    appSecret: options.appSecret,
+    callbackUrl: `http://127.0.0.1:${port}/meta/webhook`,
+  });
+  const dataDir = await Deno.makeTempDir({ prefix: options.dataDirPrefix });
+  const env = {
+    DATA_DIR: dataDir,
+    SECRET_KEY: TEST_SECRET_KEY,
+    META_APP_SECRET: options.appSecret,
+    META_VERIFY_TOKEN: "e2e-verify-token",
+    META_GRAPH_URL: sim.graphUrl,
+    WEBHOOK_ALLOW_PRIVATE_NETWORKS: "true",
+    LOG_LEVEL: "warn",
+    ...options.env,
+  };
+  return { port, sim, dataDir, env };
+}

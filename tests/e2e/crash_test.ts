@@ -6,13 +6,12 @@
 // least `sent`; duplicates are reported and bounded.
 import assert from "node:assert/strict";
 import { DatabaseSync } from "node:sqlite";
-import { freePort, waitFor } from "../_support/wait.ts";
+import { waitFor } from "../_support/wait.ts";
 import {
   type ServerProcess,
   simGet,
+  startEngineSetup,
   startServer,
-  startSimulatorProcess,
-  TEST_SECRET_KEY,
 } from "./_process.ts";
 import {
   client,
@@ -40,22 +39,15 @@ const FINAL = new Set(["sent", "delivered", "read", "failed"]);
 
 Deno.test("crash: kill -9 during sends loses no accepted message and bounds duplicates", async () => {
   const started = Date.now();
-  const port = freePort();
-  await using sim = await startSimulatorProcess({
+  const setup = await startEngineSetup({
     appSecret: APP_SECRET,
-    callbackUrl: `http://127.0.0.1:${port}/meta/webhook`,
+    dataDirPrefix: "bm-e2e-crash-",
+    env: {
+      WORKERS: String(WORKERS),
+    },
   });
-  const dataDir = await Deno.makeTempDir({ prefix: "bm-e2e-crash-" });
-  const env = {
-    DATA_DIR: dataDir,
-    SECRET_KEY: TEST_SECRET_KEY,
-    META_APP_SECRET: APP_SECRET,
-    META_VERIFY_TOKEN: "e2e-verify-token",
-    META_GRAPH_URL: sim.graphUrl,
-    WEBHOOK_ALLOW_PRIVATE_NETWORKS: "true",
-    WORKERS: String(WORKERS),
-    LOG_LEVEL: "warn",
-  };
+  await using sim = setup.sim;
+  const { port, dataDir, env } = setup;
   let server: ServerProcess | undefined;
   let stopped = false;
   try {

@@ -7,9 +7,8 @@ import {
   cliJson,
   Proc,
   simPost,
+  startEngineSetup,
   startServer,
-  startSimulatorProcess,
-  TEST_SECRET_KEY,
   within,
 } from "./_process.ts";
 
@@ -25,21 +24,12 @@ function decodeBase64(text: string): Uint8Array {
 }
 
 Deno.test("serve runs the messaging engine end to end and stops on SIGTERM", async (t) => {
-  const port = freePort();
-  await using sim = await startSimulatorProcess({
+  const setup = await startEngineSetup({
     appSecret: APP_SECRET,
-    callbackUrl: `http://127.0.0.1:${port}/meta/webhook`,
+    dataDirPrefix: "bm-e2e-serve-",
   });
-  const dataDir = await Deno.makeTempDir({ prefix: "bm-e2e-serve-" });
-  const env = {
-    DATA_DIR: dataDir,
-    SECRET_KEY: TEST_SECRET_KEY,
-    META_APP_SECRET: APP_SECRET,
-    META_VERIFY_TOKEN: "e2e-verify-token",
-    META_GRAPH_URL: sim.graphUrl,
-    WEBHOOK_ALLOW_PRIVATE_NETWORKS: "true",
-    LOG_LEVEL: "warn",
-  };
+  await using sim = setup.sim;
+  const { port, dataDir, env } = setup;
   try {
     await cliJson(
       ["accounts", "create", "--name", "Acme", "--slug", "acme"],

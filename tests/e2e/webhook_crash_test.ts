@@ -8,13 +8,12 @@
 // be in flight at a kill.
 import assert from "node:assert/strict";
 import { verifySignature } from "../../src/domain/webhooks/envelope.ts";
-import { freePort, waitFor } from "../_support/wait.ts";
+import { waitFor } from "../_support/wait.ts";
 import {
   api,
   type ServerProcess,
+  startEngineSetup,
   startServer,
-  startSimulatorProcess,
-  TEST_SECRET_KEY,
 } from "./_process.ts";
 import { randomBetween, seedCrashAccount, sleep } from "./_crash_clients.ts";
 
@@ -100,24 +99,17 @@ async function allEvents(baseUrl: string, key: string) {
 
 Deno.test("webhook crash: kill -9 under inbound messages and status callbacks loses no delivery", async () => {
   const started = Date.now();
-  const port = freePort();
-  await using sim = await startSimulatorProcess({
+  const setup = await startEngineSetup({
     appSecret: APP_SECRET,
-    callbackUrl: `http://127.0.0.1:${port}/meta/webhook`,
+    dataDirPrefix: "bm-e2e-whcrash-",
+    env: {
+      WEBHOOK_ALLOW_HTTP: "true",
+      WEBHOOK_CONCURRENCY: String(WEBHOOK_CONCURRENCY),
+      WORKERS: "8",
+    },
   });
-  const dataDir = await Deno.makeTempDir({ prefix: "bm-e2e-whcrash-" });
-  const env = {
-    DATA_DIR: dataDir,
-    SECRET_KEY: TEST_SECRET_KEY,
-    META_APP_SECRET: APP_SECRET,
-    META_VERIFY_TOKEN: "e2e-verify-token",
-    META_GRAPH_URL: sim.graphUrl,
-    WEBHOOK_ALLOW_PRIVATE_NETWORKS: "true",
-    WEBHOOK_ALLOW_HTTP: "true",
-    WEBHOOK_CONCURRENCY: String(WEBHOOK_CONCURRENCY),
-    WORKERS: "8",
-    LOG_LEVEL: "warn",
-  };
+  await using sim = setup.sim;
+  const { port, dataDir, env } = setup;
   const secrets = new Map<string, string>();
   const recorder = startRecorder(secrets);
   let server: ServerProcess | undefined;
