@@ -35,8 +35,6 @@ export interface ServeBench {
   sim: SimulatorProcess;
   /** How the processes are placed, for the report. */
   pinning: string;
-  /** Whether the server was pinned alone to its core. */
-  pinned: boolean;
   /** Runs `main.ts <args> --json` against the server's DATA_DIR. */
   cli(args: string[]): Promise<Json>;
   /** Lines the server wrote to stderr (LOG_LEVEL=warn). */
@@ -44,11 +42,11 @@ export interface ServeBench {
   stop(): Promise<void>;
 }
 
-/** Sets the CPU affinity of every thread of `pid`; false when taskset is missing or refused. */
-async function pin(pid: number, core: number): Promise<boolean> {
+/** Sets the CPU affinity (a list such as "1" or "0-1") of every thread of `pid`; false when taskset is missing or refused. */
+async function pin(pid: number, cpus: string): Promise<boolean> {
   try {
     const out = await new Deno.Command("taskset", {
-      args: ["-a", "-p", "-c", String(core), String(pid)],
+      args: ["-a", "-p", "-c", cpus, String(pid)],
       stdout: "null",
       stderr: "null",
     }).output();
@@ -112,7 +110,7 @@ export async function startServeBench(options: {
   if (options.pin === false) pinning += "--pin 0";
   else if (cores < 2) pinning += `only ${cores} core`;
   // Children inherit the affinity: the simulator and the CLI start on core 0 with this process.
-  else if (!await pin(Deno.pid, OTHER_CORE)) {
+  else if (!await pin(Deno.pid, `${OTHER_CORE}`)) {
     pinning += "taskset is missing or refused";
   } else canPin = true;
   const setup = await startEngineSetup({
@@ -123,7 +121,14 @@ export async function startServeBench(options: {
   const { sim, dataDir, env, port } = setup;
   const cli = (args: string[]) => cliJson(args, env);
   let server: ServerProcess | undefined;
-  const stop = async () => {
+  let stopping: Promise<void> | undefined;
+  const stop = () => stopping ??= stopAll();
+  const onInterrupt = () => {
+    stop().finally(() => Deno.exit(130));
+  };
+  Deno.addSignalListener("SIGINT", onInterrupt);
+  const stopAll = async () => {
+    Deno.removeSignalListener("SIGINT", onInterrupt);
     if (server) {
       server.proc.signal("SIGTERM");
       const status = await within(server.proc.status, STOP_TIMEOUT_MS, "serve")
@@ -148,13 +153,22 @@ export async function startServeBench(options: {
     ]);
     await options.prepare?.(cli);
     server = await startServer({ env, port, dataDir });
-    let pinned = false;
     if (canPin) {
-      pinned = await pin(server.proc.child.pid, SERVER_CORE) &&
-        await pin(sim.proc.child.pid, OTHER_CORE);
-      pinning = pinned
-        ? `server pinned alone to core ${SERVER_CORE}; simulator, client and webhook receiver on core ${OTHER_CORE}`
-        : "unpinned: taskset refused to pin the server";
+      const pinned = await pin(server.proc.child.pid, `${SERVER_CORE}`) &&
+        await pin(sim.proc.child.pid, `${OTHER_CORE}`);
+      if (pinned) {
+        pinning =
+          `server pinned alone to core ${SERVER_CORE}; simulator, client and webhook receiver on core ${OTHER_CORE}`;
+      } else {
+        // Do not leave everything crowded on core 0.
+        const all = `0-${cores - 1}`;
+        for (
+          const pid of [Deno.pid, sim.proc.child.pid, server.proc.child.pid]
+        ) {
+          await pin(pid, all);
+        }
+        pinning = "unpinned: taskset refused to pin the server";
+      }
     }
     const running = server;
     return {
@@ -165,7 +179,6 @@ export async function startServeBench(options: {
       server: running,
       sim,
       pinning,
-      pinned,
       cli,
       stderrLines: () => running.proc.stderr.split("\n"),
       stop,
