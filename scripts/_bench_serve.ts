@@ -84,13 +84,18 @@ function clockTicks(): number {
   return ticksPerSecond;
 }
 
-/** utime + stime of a process (all its threads) in ms, from /proc/<pid>/stat. */
+/** utime + stime in clock ticks from the text of /proc/<pid>/stat. */
+export function statCpuTicks(stat: string): number {
+  // The command name may hold spaces and ")": fields restart after the last ")".
+  // There state is field 3, utime 14 and stime 15.
+  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  return Number(fields[11]) + Number(fields[12]);
+}
+
+/** utime + stime of a process (all its threads) in ms. */
 export function cpuMs(pid: number): number {
   const stat = Deno.readTextFileSync(`/proc/${pid}/stat`);
-  // Fields after the ")" that ends the command name: state is field 3, utime 14, stime 15.
-  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-  const ticks = Number(fields[11]) + Number(fields[12]);
-  return (ticks * 1000) / clockTicks();
+  return (statCpuTicks(stat) * 1000) / clockTicks();
 }
 
 /**
