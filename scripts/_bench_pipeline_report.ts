@@ -330,7 +330,7 @@ export function reportCpu(run: Run, sends: number): number {
   } ms per message the simulator received (${sends}): accept, send, status callbacks, events, webhooks
     ${
     sent
-      ? `  of which until the last batch message reached the simulator (t+${
+      ? `  of which until the whole backlog was seen at the simulator (polled each second; t+${
         ((sent.at - start.at) / 1000).toFixed(1)
       } s): ${(sent.server - start.server).toFixed(0)} ms`
       : ""

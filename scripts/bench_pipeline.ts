@@ -152,16 +152,20 @@ async function poll(run: Run): Promise<void> {
   }
 }
 
-/** Enqueues the backlog as fast as it goes: batches of 100, round-robin over the numbers. */
+/** Enqueues the backlog as fast as it goes: batches of up to 100, round-robin over the numbers. */
 async function enqueueBacklog(run: Run): Promise<void> {
-  const batches = (run.channels.length * flags["per-channel"]) / BATCH;
+  const perChannel = flags["per-channel"];
+  const batches = run.channels.length * Math.ceil(perChannel / BATCH);
   let next = 0;
   await Promise.all(
     Array.from({ length: ENQUEUE_CONCURRENCY }, async () => {
       while (next < batches && Date.now() < run.capAt) {
         const b = next++;
         const ch = b % run.channels.length;
-        const messages = Array.from({ length: BATCH }, (_, k) => {
+        // The last batch of a number holds what is left of its --per-channel.
+        const round = Math.floor(b / run.channels.length);
+        const size = Math.min(BATCH, perChannel - round * BATCH);
+        const messages = Array.from({ length: size }, (_, k) => {
           const n = b * BATCH + k;
           if (!flags.mixed) return welcome(freshNumber(n), n);
           const own = (b + k) % run.channels.length;
@@ -172,7 +176,7 @@ async function enqueueBacklog(run: Run): Promise<void> {
           messages,
         });
         if (res.status !== 202) {
-          run.enqueueErrors += BATCH;
+          run.enqueueErrors += size;
           continue;
         }
         for (const item of res.body.data.items) {
