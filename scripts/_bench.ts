@@ -245,7 +245,7 @@ export function freshNumber(n: number): string {
 }
 
 /** Prints the tail of the server's stderr, if it wrote anything. */
-export function reportServerLog(server: DevServer): void {
+export function reportServerLog(server: Pick<DevServer, "stderrLines">): void {
   const lines = server.stderrLines().filter((l) => l.trim() !== "");
   console.log(`server stderr lines (LOG_LEVEL=warn): ${lines.length}`);
   for (const line of lines.slice(-5)) console.log(`  ${line.slice(0, 300)}`);

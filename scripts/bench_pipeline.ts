@@ -1,52 +1,81 @@
 // deno-lint-ignore-file no-console
 /**
- * The send pipeline under a campaign backlog: 10 channels, 5,000 batch messages each (global
- * template `welcome`), and one live POST /messages every 200 ms on a random channel while the
- * backlog drains. Reports per channel the rate achieved at the upstream simulator against the
- * 80 msg/s limit, 130429 throttles, and live-send latency (client accept -> upstream receipt;
- * the simulator runs in the server's process on the same host, so the clocks agree).
+ * The send pipeline the way production runs it: `main.ts serve` alone on one
+ * core, the upstream simulator (`main.ts simulator`) as its own process on the
+ * other (see _bench_serve.ts), N numbers with a campaign backlog each (batch
+ * messages with the global template `welcome`), one live POST /messages every
+ * 200 ms on a random number, and every event delivered to two webhook
+ * subscriptions on a receiver in this process. Reports per number the rate at
+ * the upstream against the 80 msg/s limit, 130429 throttles and duplicate
+ * sends; live-send latency (client accept -> upstream receipt: the simulator
+ * and this process share the host clock) while enqueueing and while draining;
+ * webhook deliveries, duplicates and lag; and server CPU per message.
  *
- *   deno run -A scripts/bench_pipeline.ts [--per-channel 5000] [--cap 240] [--live-every 200]
- *     [--extra-channels 9] [--mixed 0|1] [--statuses 3|2|1]
+ *   deno run -A scripts/bench_pipeline.ts [--numbers 10] [--per-channel 5000]
+ *     [--cap 300] [--live-every 200] [--subscriptions 2] [--mixed 0|1]
+ *     [--statuses 3|2|1] [--pin 1|0]
  *
- * --mixed 1 spreads every batch over all channels (to compare against one channel per batch);
- * --statuses N stops the simulator's status callbacks after sent (1) or delivered (2).
+ * --mixed 1 spreads every batch over all numbers (to compare against one number per batch);
+ * --statuses N stops the simulator's status callbacks after sent (1) or delivered (2);
+ * --pin 0 runs unpinned even where taskset works.
  */
 import {
   api,
-  cli,
-  type DevServer,
   freshNumber,
   machine,
   numberFlags,
   reportServerLog,
   sim,
   sleep,
-  startDevServer,
 } from "./_bench.ts";
+import { startReceiver } from "./_bench_receiver.ts";
+import {
+  cpuMs,
+  type ServeBench,
+  startServeBench,
+  threadCores,
+} from "./_bench_serve.ts";
 import {
   arrivedBatch,
   type Channel,
+  type CpuMark,
+  eventsOutstanding,
   type LiveSend,
+  newHooks,
+  recordDelivery,
   report,
   reportChannels,
+  reportCpu,
+  reportHooks,
   reportLive,
+  reportTargets,
   type Run,
 } from "./_bench_pipeline_report.ts";
 
 const flags = numberFlags({
+  numbers: 10,
   "per-channel": 5000,
-  cap: 240,
+  cap: 300,
   "live-every": 200,
-  "extra-channels": 9,
-  /** 1: every batch mixes all channels (10 items each) instead of one channel per batch. */
+  /** Webhook subscriptions (every event kind) on the local receiver. */
+  subscriptions: 2,
+  /** 1: every batch mixes all numbers (10 items each) instead of one number per batch. */
   mixed: 0,
   /** Status callbacks per send: 3 = sent, delivered, read (the default); 1 = sent only. */
   statuses: 3,
+  /** 0: run unpinned even where taskset works. */
+  pin: 1,
 });
 const BATCH = 100;
 const ENQUEUE_CONCURRENCY = 4;
 const PAGE = 5000;
+/** After the backlog reached the simulator, how long its last events may take to be delivered. */
+const EVENTS_GRACE_MS = 60_000;
+const WABA_ID = "102290129340398";
+const TEMPLATE_COMPONENTS = [
+  { type: "HEADER", format: "TEXT", text: "Welcome!" },
+  { type: "BODY", text: "Hi {{1}}, welcome to Demo Business!" },
+];
 
 function welcome(to: string, n: number, channelId?: string) {
   return {
@@ -64,46 +93,39 @@ function welcome(to: string, n: number, channelId?: string) {
   };
 }
 
-async function createChannel(server: DevServer, n: number): Promise<Channel> {
-  const phone = `+1555020000${n}`;
-  const upstreamId = `20000000000000${n}`;
-  const ch = await cli(server, [
-    "channels",
+/** Channels and the global `welcome` template, made with the CLI before `serve` starts. */
+async function prepare(
+  cli: (args: string[]) => Promise<{ id: string }>,
+  channels: Channel[],
+): Promise<void> {
+  await cli([
+    "templates",
     "create",
-    ...["--account", server.accountSlug, "--phone", phone],
-    ...["--display-name", `Bench ${n}`, "--upstream-phone-number-id"],
-    ...[upstreamId, "--waba-id", "102290129340398"],
-    ...["--access-token", "bench-token"],
-  ]) as { id: string };
-  await sim(server, "POST", "/numbers", {
-    phoneNumberId: upstreamId,
-    displayPhoneNumber: phone,
-  });
-  return { id: ch.id, upstreamId, phone };
-}
-
-async function createChannels(server: DevServer): Promise<Channel[]> {
-  const channels: Channel[] = [
-    { id: server.channelId, upstreamId: "", phone: server.phoneNumber },
-  ];
-  const extra = Array.from(
-    { length: flags["extra-channels"] },
-    (_, i) => i + 1,
-  );
+    ...["--account", "bench", "--name", "welcome", "--language", "en_US"],
+    ...["--category", "MARKETING", "--status", "approved"],
+    ...["--components", JSON.stringify(TEMPLATE_COMPONENTS)],
+  ]);
+  const numbers = Array.from({ length: flags.numbers }, (_, i) => i + 1);
   // Three CLI processes at a time: each is a full `deno run` start-up.
-  for (let i = 0; i < extra.length; i += 3) {
+  for (let i = 0; i < numbers.length; i += 3) {
     channels.push(
       ...await Promise.all(
-        extra.slice(i, i + 3).map((n) => createChannel(server, n)),
+        numbers.slice(i, i + 3).map(async (n) => {
+          const phone = `+1555${String(200_000 + n).padStart(7, "0")}`;
+          const upstreamId = String(200_000_000_000_000 + n);
+          const ch = await cli([
+            "channels",
+            "create",
+            ...["--account", "bench", "--phone", phone],
+            ...["--display-name", `Bench ${n}`, "--upstream-phone-number-id"],
+            ...[upstreamId, "--waba-id", WABA_ID],
+            ...["--access-token", "bench-token"],
+          ]);
+          return { id: ch.id, upstreamId, phone };
+        }),
       ),
     );
   }
-  const listed = await api(server, "GET", "/channels");
-  for (const ch of channels) {
-    const row = listed.body.data.find((c: { id: string }) => c.id === ch.id);
-    ch.upstreamId = row.phoneNumberId;
-  }
-  return channels;
 }
 
 /** Reads the simulator's new send records (paged by offset). */
@@ -130,16 +152,20 @@ async function poll(run: Run): Promise<void> {
   }
 }
 
-/** Enqueues the backlog as fast as it goes: batches of 100, round-robin over the channels. */
+/** Enqueues the backlog as fast as it goes: batches of up to 100, round-robin over the numbers. */
 async function enqueueBacklog(run: Run): Promise<void> {
-  const batches = (run.channels.length * flags["per-channel"]) / BATCH;
+  const perChannel = flags["per-channel"];
+  const batches = run.channels.length * Math.ceil(perChannel / BATCH);
   let next = 0;
   await Promise.all(
     Array.from({ length: ENQUEUE_CONCURRENCY }, async () => {
       while (next < batches && Date.now() < run.capAt) {
         const b = next++;
         const ch = b % run.channels.length;
-        const messages = Array.from({ length: BATCH }, (_, k) => {
+        // The last batch of a number holds what is left of its --per-channel.
+        const round = Math.floor(b / run.channels.length);
+        const size = Math.min(BATCH, perChannel - round * BATCH);
+        const messages = Array.from({ length: size }, (_, k) => {
           const n = b * BATCH + k;
           if (!flags.mixed) return welcome(freshNumber(n), n);
           const own = (b + k) % run.channels.length;
@@ -150,7 +176,7 @@ async function enqueueBacklog(run: Run): Promise<void> {
           messages,
         });
         if (res.status !== 202) {
-          run.enqueueErrors += BATCH;
+          run.enqueueErrors += size;
           continue;
         }
         for (const item of res.body.data.items) {
@@ -169,7 +195,7 @@ async function enqueueBacklog(run: Run): Promise<void> {
   run.enqueueDoneAt = Date.now();
 }
 
-/** One live send every N ms on a random channel, without waiting for the previous answer. */
+/** One live send every N ms on a random number, without waiting for the previous answer. */
 async function liveSends(run: Run, keepGoing: () => boolean): Promise<void> {
   const inflight: Promise<void>[] = [];
   for (let k = 0; keepGoing() && Date.now() < run.capAt; k++) {
@@ -198,6 +224,11 @@ async function liveSends(run: Run, keepGoing: () => boolean): Promise<void> {
   await Promise.all(inflight);
 }
 
+function progress(run: Run, what: string): void {
+  const t = ((Date.now() - run.started) / 1000).toFixed(0);
+  console.log(`  t+${t}s: ${what}`);
+}
+
 /** Polls the simulator until the whole backlog arrived or the cap; prints progress. */
 async function watch(run: Run): Promise<void> {
   let lastProgress = Date.now();
@@ -207,11 +238,9 @@ async function watch(run: Run): Promise<void> {
     const arrived = arrivedBatch(run);
     if (Date.now() - lastProgress >= 15_000) {
       lastProgress = Date.now();
-      const t = ((Date.now() - run.started) / 1000).toFixed(0);
-      console.log(
-        `  t+${t}s: ${
-          run.enqueueing ? "enqueueing, " : ""
-        }${run.batchIds.size}` +
+      progress(
+        run,
+        `${run.enqueueing ? "enqueueing, " : ""}${run.batchIds.size}` +
           ` queued, ${arrived} at the simulator, ${run.live.length} live sends`,
       );
     }
@@ -219,31 +248,69 @@ async function watch(run: Run): Promise<void> {
   }
 }
 
+/** Waits until every message's final status event reached every subscription (or the grace ends). */
+async function settleEvents(run: Run): Promise<void> {
+  const until = Date.now() + EVENTS_GRACE_MS;
+  let lastProgress = Date.now();
+  while (eventsOutstanding(run) > 0 && Date.now() < until) {
+    await sleep(100);
+    if (Date.now() - lastProgress >= 15_000) {
+      lastProgress = Date.now();
+      progress(run, `${eventsOutstanding(run)} messages' events outstanding`);
+    }
+  }
+}
+
+function cpuMark(server: ServeBench): CpuMark {
+  return {
+    at: Date.now(),
+    server: cpuMs(server.server.proc.child.pid),
+    sim: cpuMs(server.sim.proc.child.pid),
+    self: cpuMs(Deno.pid),
+  };
+}
+
+async function subscribe(run: Run, url: string, n: number): Promise<string> {
+  const res = await api(run.server, "POST", "/webhooks", {
+    url: `${url}?s=${n}`,
+    events: [
+      "message.received",
+      "message.status_changed",
+      "conversation.created",
+      "contact.created",
+    ],
+  });
+  if (res.status !== 201) {
+    throw new Error(`POST /webhooks: ${JSON.stringify(res.body)}`);
+  }
+  return res.body.data.id;
+}
+
 async function main(): Promise<void> {
-  const server = await startDevServer();
+  const stopAfter = (["sent", "delivered", "read"] as const)[
+    flags.statuses - 1
+  ];
+  if (!stopAfter) throw new Error("--statuses must be 1, 2 or 3");
+  const channels: Channel[] = [];
+  const server = await startServeBench({
+    pin: flags.pin !== 0,
+    prepare: (cli) => prepare(cli, channels),
+  });
+  const hooks = newHooks(stopAfter);
+  const receiver = startReceiver((d) => recordDelivery(hooks, d));
   try {
-    const channels = await createChannels(server);
-    const stopAfter = (["sent", "delivered", "read"] as const)[
-      flags.statuses - 1
-    ];
-    if (!stopAfter) throw new Error("--statuses must be 1, 2 or 3");
+    for (const ch of channels) {
+      await sim(server, "POST", "/numbers", {
+        phoneNumberId: ch.upstreamId,
+        displayPhoneNumber: ch.phone,
+      });
+    }
     await sim(server, "POST", "/behaviour", { stopAfter });
-    console.log(
-      `bench_pipeline: ${channels.length} channels x ${
-        flags["per-channel"]
-      } batch messages (template welcome), a live send every ${
-        flags["live-every"]
-      } ms on a random channel\n  ${
-        flags.mixed ? "each batch mixes all channels" : "one channel per batch"
-      }; status callbacks per send: ${flags.statuses} (up to "${stopAfter}")` +
-        `\n  ${machine()}; client and server share it`,
-    );
-    const started = Date.now();
     const run: Run = {
       server,
       channels,
-      started,
-      capAt: started + flags.cap * 1000,
+      started: 0,
+      capAt: 0,
       enqueueing: true,
       enqueueDoneAt: null,
       enqueueErrors: 0,
@@ -253,11 +320,31 @@ async function main(): Promise<void> {
       samples: [],
       firstAt: new Map(),
       offset: 0,
+      hooks,
+      cpu: {},
     };
+    for (let i = 0; i < flags.subscriptions; i++) {
+      hooks.subscriptions.push(await subscribe(run, receiver.url, i));
+    }
+    console.log(
+      `bench_pipeline: ${channels.length} numbers x ${
+        flags["per-channel"]
+      } batch messages (template welcome), a live send every ${
+        flags["live-every"]
+      } ms on a random number\n  ${
+        flags.mixed ? "each batch mixes all numbers" : "one number per batch"
+      }; status callbacks per send: ${flags.statuses} (up to "${stopAfter}"); ${flags.subscriptions} webhook subscriptions` +
+        `\n  main.ts serve and main.ts simulator as separate processes; ${server.pinning}` +
+        `\n  ${machine()}`,
+    );
+    run.started = Date.now();
+    run.capAt = run.started + flags.cap * 1000;
+    run.cpu.start = cpuMark(server);
     let liveOn = true;
     const enqueue = enqueueBacklog(run);
     const live = liveSends(run, () => liveOn);
     await watch(run);
+    run.cpu.sent = cpuMark(server);
     liveOn = false;
     await Promise.all([enqueue, live]);
     // The last live sends jump the queue: give them a few seconds to reach the simulator.
@@ -267,12 +354,27 @@ async function main(): Promise<void> {
       if (run.live.every((l) => !l.id || run.firstAt.has(l.id))) break;
       await sleep(250);
     } while (Date.now() < graceUntil);
+    await settleEvents(run);
+    run.cpu.end = cpuMark(server);
+    await poll(run);
     const stats = await sim(server, "GET", "/stats");
     report(run, { ...stats, cap: flags.cap });
-    reportChannels(run, stats.throttledByNumber);
-    reportLive(run);
+    const perChannel = reportChannels(run, stats.throttledByNumber);
+    const liveP99 = reportLive(run);
+    const hookDuplicates = reportHooks(run);
+    const cpuMsPerMessage = reportCpu(run, stats.sends);
+    const serverCores = threadCores(server.server.proc.child.pid).join(" / ");
+    console.log(`    server threads may run on CPU(s): ${serverCores}`);
+    reportTargets({
+      channels: perChannel,
+      liveP99,
+      duplicates: stats.duplicates,
+      hookDuplicates,
+      cpuMsPerMessage,
+    });
     reportServerLog(server);
   } finally {
+    await receiver.stop();
     await server.stop();
   }
 }

@@ -25,6 +25,7 @@ import {
   startDevServer,
   summary,
 } from "./_bench.ts";
+import { startReceiver } from "./_bench_receiver.ts";
 
 const flags = numberFlags({
   subscriptions: 10,
@@ -44,37 +45,17 @@ interface Arrival {
   lagMs: number;
 }
 
-/** A receiver that records arrivals; `hold` keeps answers back until released. */
-function startReceiver() {
+/** The shared receiver, keeping each arrival with its lag behind data.createdAt. */
+function startLagReceiver() {
   const arrivals: Arrival[] = [];
-  let release: (() => void) | undefined;
-  let held: Promise<void> | undefined;
-  const server = Deno.serve(
-    { hostname: "127.0.0.1", port: 0, onListen: () => {} },
-    async (req) => {
-      const body = await req.json();
-      const at = Date.now();
-      arrivals.push({
-        at,
-        webhookId: body.webhookId,
-        lagMs: at - Date.parse(body.data.createdAt),
-      });
-      if (held) await held;
-      return new Response("ok");
-    },
+  const receiver = startReceiver((d) =>
+    arrivals.push({
+      at: d.at,
+      webhookId: d.webhookId,
+      lagMs: d.at - Date.parse(d.data.createdAt),
+    })
   );
-  return {
-    url: `http://127.0.0.1:${server.addr.port}/hook`,
-    arrivals,
-    hold() {
-      held = new Promise((r) => release = r);
-    },
-    release() {
-      release?.();
-      held = undefined;
-    },
-    stop: () => server.shutdown(),
-  };
+  return { ...receiver, arrivals };
 }
 
 /** A TCP server that accepts, reads, and never answers. */
@@ -144,7 +125,7 @@ async function waitFor(check: () => boolean, timeoutMs: number, what: string) {
 
 async function throughput() {
   const server = await startDevServer();
-  const receiver = startReceiver();
+  const receiver = startLagReceiver();
   try {
     for (let i = 0; i < flags.subscriptions; i++) {
       await subscribe(server, `${receiver.url}?s=${i}`);
@@ -187,7 +168,7 @@ async function throughput() {
 
 async function latency() {
   const server = await startDevServer();
-  const receiver = startReceiver();
+  const receiver = startLagReceiver();
   try {
     await subscribe(server, receiver.url);
     // Warm-up at the full rate (JIT, statement cache, connection pool), not counted.
@@ -224,7 +205,7 @@ async function latency() {
 /** Healthy-subscription lag with or without one black-holed subscription. */
 async function isolationRun(withDead: boolean) {
   const server = await startDevServer();
-  const receiver = startReceiver();
+  const receiver = startLagReceiver();
   const hole = startBlackHole();
   let keepAlive = true;
   let reEnabled = 0;

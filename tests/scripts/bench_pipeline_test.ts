@@ -1,0 +1,84 @@
+// The bookkeeping bench_pipeline's figures rest on: webhook deliveries and
+// duplicates counted from what the receiver saw, and CPU read from /proc.
+import assert from "node:assert/strict";
+import { newId } from "../../src/ids.ts";
+import {
+  eventsOutstanding,
+  newHooks,
+  recordDelivery,
+  type Run,
+} from "../../scripts/_bench_pipeline_report.ts";
+import { statCpuTicks } from "../../scripts/_bench_serve.ts";
+import type { Delivery } from "../../scripts/_bench_receiver.ts";
+
+function status(
+  webhookId: string,
+  eventId: string,
+  messageId: string,
+  newStatus: string,
+): Delivery {
+  return {
+    at: Date.now(),
+    event: "message.status_changed",
+    eventId,
+    webhookId,
+    data: { id: messageId, newStatus },
+  };
+}
+
+/** A run with batch messages `ids` and the given subscriptions; nothing else is read. */
+function runWith(ids: string[], subscriptions: string[]): Run {
+  const hooks = newHooks("read");
+  hooks.subscriptions.push(...subscriptions);
+  return { batchIds: new Set(ids), live: [], hooks } as unknown as Run;
+}
+
+Deno.test("a repeated eventId to one subscription is a duplicate, the same eventId to another is not", () => {
+  const run = runWith(["m1"], ["s1", "s2"]);
+  const e1 = newId();
+  recordDelivery(run.hooks, status("s1", e1, "m1", "sent"));
+  recordDelivery(run.hooks, status("s1", e1, "m1", "sent"));
+  recordDelivery(run.hooks, status("s2", e1, "m1", "sent"));
+  recordDelivery(run.hooks, {
+    at: Date.now(),
+    event: "contact.created",
+    eventId: newId(),
+    webhookId: "s2",
+    data: { id: "c1" },
+  });
+  assert.deepEqual(run.hooks.duplicates.get("s1"), 1);
+  assert.equal(run.hooks.duplicates.get("s2"), undefined);
+  assert.deepEqual(
+    [...run.hooks.counts.get("s1")!],
+    [["message.status_changed", 1]],
+  );
+  assert.deepEqual([...run.hooks.counts.get("s2")!], [
+    ["message.status_changed", 1],
+    ["contact.created", 1],
+  ]);
+  assert.equal(run.hooks.lags.length, 3);
+});
+
+Deno.test("a message is outstanding until its final status reached every subscription once", () => {
+  const run = runWith(["m1", "m2"], ["s1", "s2"]);
+  assert.equal(eventsOutstanding(run), 2);
+  const read1 = newId();
+  recordDelivery(run.hooks, status("s1", newId(), "m1", "delivered"));
+  recordDelivery(run.hooks, status("s1", read1, "m1", "read"));
+  // A duplicate of s1's read must not stand in for s2's.
+  recordDelivery(run.hooks, status("s1", read1, "m1", "read"));
+  assert.equal(eventsOutstanding(run), 2);
+  recordDelivery(run.hooks, status("s2", newId(), "m1", "read"));
+  assert.equal(eventsOutstanding(run), 1);
+  recordDelivery(run.hooks, status("s1", newId(), "m2", "read"));
+  recordDelivery(run.hooks, status("s2", newId(), "m2", "read"));
+  assert.equal(eventsOutstanding(run), 0);
+});
+
+Deno.test("CPU ticks are utime + stime even when the command name holds spaces and parentheses", () => {
+  const stat =
+    "4242 (deno (x) y) S 1 4242 4242 0 -1 4194560 1 0 0 0 1234 567 0 0 20 0 9 0 100 0 0";
+  assert.equal(statCpuTicks(stat), 1234 + 567);
+  const own = Deno.readTextFileSync(`/proc/${Deno.pid}/stat`);
+  assert.ok(Number.isInteger(statCpuTicks(own)));
+});
