@@ -60,6 +60,31 @@ export type MessagingHarnessOptions = HarnessOptions & {
 const CLOCK_HORIZON_MS = 60 * 60_000;
 /** until() gives up after this many rounds even if work keeps appearing. */
 const MAX_ROUNDS = 500;
+/**
+ * A driven step this slow waits on a real timer that the standing clock never
+ * lets through (the send governor past its burst, say): fail, do not hang.
+ */
+const STEP_WATCHDOG_MS = 20_000;
+
+async function watched<T>(step: Promise<T>): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const watchdog = new Promise<never>((_, reject) => {
+    timer = setTimeout(
+      () =>
+        reject(
+          new Error(
+            `A driven step took over ${STEP_WATCHDOG_MS} ms: it waits on real time the ManualClock does not move`,
+          ),
+        ),
+      STEP_WATCHDOG_MS,
+    );
+  });
+  try {
+    return await Promise.race([step, watchdog]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
 
 /** Starts everything on loopback; see the top of this file for the two modes. */
 export async function createMessagingHarness(
@@ -106,7 +131,8 @@ export async function createMessagingHarness(
     if (realTime) return 0;
     let total = 0;
     for (let round = 0; round < MAX_ROUNDS; round++) {
-      const done = await pool.runOnce() + await simulator.flush();
+      const done = await watched(pool.runOnce()) +
+        await watched(simulator.flush());
       if (done === 0) return total;
       total += done;
     }
