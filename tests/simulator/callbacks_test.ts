@@ -185,6 +185,27 @@ Deno.test("stopAfter delivered emits no read", async () => {
   });
 });
 
+/** "sent" was refused twice and accepted on the third attempt; then delivered and read arrived. */
+function assertSentOnThirdAttempt(
+  sim: Simulator,
+  rx: WebhookReceiver,
+  wamid: string,
+): void {
+  const sent = sim.state.callbacks.filter((c) =>
+    c.wamid === wamid && c.status === "sent"
+  );
+  assert.deepEqual(sent.map((c) => [c.attempt, c.httpStatus]), [
+    [1, 500],
+    [2, 500],
+    [3, 200],
+  ]);
+  assert.deepEqual(statusesOf(rx, wamid).map((s: Json) => s.status), [
+    "sent",
+    "delivered",
+    "read",
+  ]);
+}
+
 Deno.test("a callback the receiver fails is retried until it is accepted", async () => {
   await withPeers(async (sim, rx) => {
     rx.failNext(2);
@@ -194,19 +215,7 @@ Deno.test("a callback the receiver fails is retried until it is accepted", async
     await waitFor(() => sim.state.callbacks.length >= 5, {
       what: "five recorded callbacks",
     });
-    const sent = sim.state.callbacks.filter((c) =>
-      c.wamid === wamid && c.status === "sent"
-    );
-    assert.deepEqual(sent.map((c) => [c.attempt, c.httpStatus]), [
-      [1, 500],
-      [2, 500],
-      [3, 200],
-    ]);
-    assert.deepEqual(statusesOf(rx, wamid).map((s: Json) => s.status), [
-      "sent",
-      "delivered",
-      "read",
-    ]);
+    assertSentOnThirdAttempt(sim, rx, wamid);
     const res = await fetch(`${sim.url}/_sim/callbacks`);
     const { callbacks } = await res.json();
     assert.equal(callbacks.length, 5);
@@ -280,19 +289,7 @@ Deno.test("in queued mode a failed callback is retried within the same flush", a
     rx.failNext(2);
     const { wamid } = await send(sim);
     assert.equal(await sim.flush(), 5);
-    const sent = sim.state.callbacks.filter((c) =>
-      c.wamid === wamid && c.status === "sent"
-    );
-    assert.deepEqual(sent.map((c) => [c.attempt, c.httpStatus]), [
-      [1, 500],
-      [2, 500],
-      [3, 200],
-    ]);
-    assert.deepEqual(statusesOf(rx, wamid).map((s: Json) => s.status), [
-      "sent",
-      "delivered",
-      "read",
-    ]);
+    assertSentOnThirdAttempt(sim, rx, wamid);
   }, QUEUED);
 });
 
