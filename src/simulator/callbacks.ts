@@ -81,39 +81,61 @@ export async function deliverSigned(
     } catch {
       return { ok: false, httpStatus: null, error: "Simulator was reset" };
     }
-    // Read the URL on every attempt: the receiver may have moved (restart).
-    const url = state.callbackUrl;
-    result = url
-      ? await postOnce(url, raw, signature, opts.signal)
-      : { ok: false, httpStatus: null, error: "No callback URL configured" };
-    recordCallback(state, {
-      kind: info.kind,
-      wamid: info.wamid,
-      status: info.status ?? null,
-      attempt: i + 1,
-      duplicate: info.duplicate ?? false,
-      url,
-      httpStatus: result.httpStatus,
-      error: result.error,
-      at: new Date().toISOString(),
-    });
+    result = await attemptOnce(state, raw, signature, info, i + 1, opts.signal);
     // Without a URL there is nobody to retry for.
-    if (result.ok || opts.signal.aborted || !url) return result;
+    if (result.ok || opts.signal.aborted || !state.callbackUrl) return result;
+  }
+  logGaveUp(state, info, result);
+  return result;
+}
+
+/** One signed POST to the callback URL (read on every attempt: the receiver may have moved), recorded. */
+async function attemptOnce(
+  state: SimulatorState,
+  raw: string,
+  signature: string,
+  info: DeliveryInfo,
+  attempt: number,
+  signal: AbortSignal,
+): Promise<DeliveryResult> {
+  const url = state.callbackUrl;
+  const result = url
+    ? await postOnce(url, raw, signature, signal)
+    : { ok: false, httpStatus: null, error: "No callback URL configured" };
+  recordCallback(state, {
+    kind: info.kind,
+    wamid: info.wamid,
+    status: info.status ?? null,
+    attempt,
+    duplicate: info.duplicate ?? false,
+    url,
+    httpStatus: result.httpStatus,
+    error: result.error,
+    at: new Date().toISOString(),
+  });
+  if (!result.ok) {
     state.log.debug("Callback attempt failed", {
       wamid: info.wamid,
       status: info.status,
-      attempt: i + 1,
+      attempt,
       httpStatus: result.httpStatus,
       error: result.error,
     });
   }
+  return result;
+}
+
+function logGaveUp(
+  state: SimulatorState,
+  info: DeliveryInfo,
+  result: DeliveryResult,
+): void {
   state.log.warn("Callback delivery failed", {
     wamid: info.wamid,
     status: info.status,
     httpStatus: result.httpStatus,
     error: result.error,
   });
-  return result;
 }
 
 async function postOnce(
@@ -222,7 +244,8 @@ function statusObject(
 /**
  * Emits the status callbacks of one accepted send in the background: sent,
  * delivered, read (or one failed), each after the previous one was answered,
- * so they arrive in order unless reordering was asked for.
+ * so they arrive in order unless reordering was asked for. In queued mode
+ * they wait for flushCallbacks() instead of timers.
  */
 export function scheduleStatuses(
   state: SimulatorState,
@@ -233,6 +256,43 @@ export function scheduleStatuses(
   const startedAt = Date.now();
   const steps = plannedSteps(state, failCode);
   const duplicateRate = state.behaviour.duplicateRate;
+  const payloadOf = (step: Step) =>
+    webhookEnvelope(state, sent.phoneNumberId, {
+      statuses: [statusObject(sent, step, startedAt, failCode)],
+    });
+  const infoOf = (step: Step) => ({
+    kind: "status" as const,
+    wamid: sent.wamid,
+    status: step.status,
+  });
+  if (state.callbackMode === "queued") {
+    const queueStep = (i: number) => {
+      const step = steps[i];
+      if (!step) return;
+      const payload = payloadOf(step);
+      const info = infoOf(step);
+      queueDelivery(
+        state,
+        startedAt + step.postAt,
+        payload,
+        info,
+        signal,
+        () =>
+          !signal.aborted && state.random() < duplicateRate
+            ? queueDelivery(
+              state,
+              startedAt + step.postAt,
+              payload,
+              { ...info, duplicate: true },
+              signal,
+              () => queueStep(i + 1),
+            )
+            : queueStep(i + 1),
+      );
+    };
+    queueStep(0);
+    return;
+  }
   track(
     state,
     (async () => {
@@ -242,14 +302,8 @@ export function scheduleStatuses(
         } catch {
           return;
         }
-        const payload = webhookEnvelope(state, sent.phoneNumberId, {
-          statuses: [statusObject(sent, step, startedAt, failCode)],
-        });
-        const info = {
-          kind: "status" as const,
-          wamid: sent.wamid,
-          status: step.status,
-        };
+        const payload = payloadOf(step);
+        const info = infoOf(step);
         await deliverSigned(state, payload, info, { retry: true, signal });
         if (!signal.aborted && state.random() < duplicateRate) {
           await deliverSigned(state, payload, { ...info, duplicate: true }, {
@@ -260,4 +314,69 @@ export function scheduleStatuses(
       }
     })(),
   );
+}
+
+/**
+ * Queues one callback POST for flushCallbacks(); a failed attempt queues the
+ * next one (state.retryDelaysMs later in due order), and `then` runs once it
+ * was accepted or given up, as the timer mode moves on to the next status.
+ */
+function queueDelivery(
+  state: SimulatorState,
+  dueAt: number,
+  payload: unknown,
+  info: DeliveryInfo,
+  signal: AbortSignal,
+  then: () => void,
+  attempt = 1,
+): void {
+  state.queued.push({
+    dueAt,
+    seq: state.nextQueuedSeq++,
+    run: async () => {
+      if (signal.aborted) return;
+      const raw = escapeUnicode(JSON.stringify(payload));
+      const signature = await signMetaBody(state.appSecret, raw);
+      const result = await attemptOnce(
+        state,
+        raw,
+        signature,
+        info,
+        attempt,
+        signal,
+      );
+      if (signal.aborted) return;
+      const wait = state.retryDelaysMs[attempt - 1];
+      if (!result.ok && state.callbackUrl && wait !== undefined) {
+        const next = Date.now() + wait;
+        queueDelivery(state, next, payload, info, signal, then, attempt + 1);
+        return;
+      }
+      if (!result.ok) logGaveUp(state, info, result);
+      then();
+    },
+  });
+}
+
+/**
+ * Posts every queued callback one at a time, earliest due first, including
+ * the retries and next statuses queued meanwhile; returns how many attempts
+ * it made (0 in timer mode, where nothing is queued).
+ */
+export async function flushCallbacks(state: SimulatorState): Promise<number> {
+  let attempts = 0;
+  while (state.queued.length > 0) {
+    let first = 0;
+    for (const [i, entry] of state.queued.entries()) {
+      const best = state.queued[first]!;
+      if (
+        entry.dueAt < best.dueAt ||
+        (entry.dueAt === best.dueAt && entry.seq < best.seq)
+      ) first = i;
+    }
+    const [entry] = state.queued.splice(first, 1);
+    await entry!.run();
+    attempts++;
+  }
+  return attempts;
 }

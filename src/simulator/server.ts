@@ -1,6 +1,8 @@
 import type { Logger } from "../log.ts";
 import { createSimulatorApp } from "./app.ts";
+import { flushCallbacks } from "./callbacks.ts";
 import {
+  type CallbackMode,
   createSimulatorState,
   settleSimulator,
   type SimulatorState,
@@ -20,6 +22,8 @@ export interface SimulatorOptions {
   statusDelaysMs?: StatusDelays;
   /** Waits between attempts of a failed callback; default 200 ms, 1 s, 3 s, 10 s. */
   retryDelaysMs?: number[];
+  /** "queued" holds status callbacks until flush() (tests); default "timers". */
+  callbackMode?: CallbackMode;
 }
 
 export interface Simulator {
@@ -28,6 +32,11 @@ export interface Simulator {
   /** url + "/v22.0", the META_GRAPH_URL to point the program at. */
   graphUrl: string;
   setCallbackUrl(url: string): void;
+  /**
+   * Queued mode: posts every queued status callback now, in the order the
+   * timers would have, and returns how many attempts it made.
+   */
+  flush(): Promise<number>;
   /** Drops pending callbacks, then stops serving. */
   stop(): Promise<void>;
   state: SimulatorState;
@@ -53,6 +62,7 @@ export function startSimulator(opts: SimulatorOptions): Promise<Simulator> {
     setCallbackUrl(callbackUrl: string) {
       state.callbackUrl = callbackUrl;
     },
+    flush: () => flushCallbacks(state),
     stop() {
       stopping ??= (async () => {
         state.epoch.abort();

@@ -105,6 +105,23 @@ export interface SimulatorState {
   /** Aborted by reset and stop: pending callbacks of the old epoch are dropped. */
   epoch: AbortController;
   tasks: Set<Promise<unknown>>;
+  /**
+   * "timers": status callbacks go out on their own after their delays (dev, e2e);
+   * "queued": they wait in `queued` until the owner calls flushCallbacks() (tests).
+   */
+  callbackMode: CallbackMode;
+  queued: QueuedCallback[];
+  nextQueuedSeq: number;
+}
+
+export type CallbackMode = "timers" | "queued";
+
+/** One callback attempt waiting for flushCallbacks(); flushed in (dueAt, seq) order. */
+export interface QueuedCallback {
+  /** When it would have been posted in timer mode (ms since epoch). */
+  dueAt: number;
+  seq: number;
+  run: () => Promise<void>;
 }
 
 export interface SimulatorStateOptions {
@@ -116,6 +133,8 @@ export interface SimulatorStateOptions {
   retryDelaysMs?: number[];
   log?: Logger;
   random?: () => number;
+  /** @default "timers" */
+  callbackMode?: CallbackMode;
 }
 
 export const DEFAULT_WABA_ID = "102290129340398";
@@ -159,6 +178,9 @@ export function createSimulatorState(
     nextMediaId: 1_000_000_000_000_000 + Math.floor(Math.random() * 1e9),
     epoch: new AbortController(),
     tasks: new Set(),
+    callbackMode: opts.callbackMode ?? "timers",
+    queued: [],
+    nextQueuedSeq: 0,
   };
 }
 
@@ -166,6 +188,7 @@ export function createSimulatorState(
 export function resetSimulator(state: SimulatorState): void {
   state.epoch.abort();
   state.epoch = new AbortController();
+  state.queued = [];
   state.behaviour = structuredClone(state.initial);
   state.sends = [];
   state.reads = [];
@@ -178,6 +201,7 @@ export function resetSimulator(state: SimulatorState): void {
 /** Drops pending callbacks for good and waits for background tasks to settle. */
 export async function settleSimulator(state: SimulatorState): Promise<void> {
   state.epoch.abort();
+  state.queued = [];
   await Promise.allSettled([...state.tasks]);
 }
 

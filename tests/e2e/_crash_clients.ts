@@ -6,8 +6,37 @@ import { cliJson } from "./_process.ts";
 export const CRASH_TEMPLATE = "crash_notice";
 
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-export const randomBetween = (lo: number, hi: number) =>
-  lo + Math.floor(Math.random() * (hi - lo));
+/** An integer in [lo, hi) drawn from `random` (Math.random unless a seeded one is given). */
+export const randomBetween = (
+  lo: number,
+  hi: number,
+  random: () => number = Math.random,
+) => lo + Math.floor(random() * (hi - lo));
+
+/** A small seeded PRNG (mulberry32): the same seed gives the same choices, so a run can be replayed. */
+export function seededRandom(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6D2B79F5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/** The seed in `name` (to replay a failure), or a fresh one. */
+export function seedFromEnv(name: string): number {
+  const given = Deno.env.get(name);
+  if (given === undefined || given === "") {
+    return crypto.getRandomValues(new Uint32Array(1))[0]!;
+  }
+  const seed = Number(given);
+  if (!Number.isInteger(seed) || seed < 0 || seed > 0xFFFFFFFF) {
+    throw new Error(`${name} must be an integer from 0 to 4294967295`);
+  }
+  return seed;
+}
 
 let numberSeq = 0;
 /** A fresh Argentine mobile number per message: templates need no window. */
@@ -30,31 +59,60 @@ export interface Tally {
   viaIdempotent: number;
   idempotentReplays: number;
   requestErrors: number;
+  /** Requests sent and not answered yet (a kill with some in flight cut them). */
+  inFlight: number;
+}
+
+export interface ClientContext {
+  key: string;
+  channelId: string;
+  tally: Tally;
+  done: () => boolean;
+  /** A fresh Idempotency-Key. */
+  idempotencyKey: () => string;
+}
+
+/** What a client submits: batches of 100, runs of 25 single sends, or both in turn. */
+export type ClientMode = "batch" | "single" | "mixed";
+
+async function counted<T>(tally: Tally, request: Promise<T>): Promise<T> {
+  tally.inFlight++;
+  try {
+    return await request;
+  } finally {
+    tally.inFlight--;
+  }
 }
 
 /**
- * One client: alternates batches of 100 and runs of 25 single sends (every
- * other one with an Idempotency-Key, retried with the same key when the
- * request fails). Only 2xx answers count as accepted.
+ * One client: batches (of 100 unless told) and/or runs of 25 single sends (every other one
+ * with an Idempotency-Key, retried with the same key when the request
+ * fails), alternating in "mixed" mode. Only 2xx answers count as accepted.
  */
 export async function client(
   baseUrl: string,
-  ctx: { key: string; channelId: string; tally: Tally; done: () => boolean },
+  ctx: ClientContext,
   n: number,
+  mode: ClientMode = "mixed",
+  batchSize = 100,
 ): Promise<void> {
   const { tally } = ctx;
   for (let round = 0; !ctx.done(); round++) {
     try {
-      if ((round + n) % 2 === 0) {
-        const r = await api(baseUrl, ctx.key, "POST", "/messages/batch", {
-          body: {
-            defaultPhoneNumberId: ctx.channelId,
-            messages: Array.from(
-              { length: 100 },
-              () => templateMessage(nextNumber()),
-            ),
-          },
-        });
+      const batch = mode === "mixed" ? (round + n) % 2 === 0 : mode === "batch";
+      if (batch) {
+        const r = await counted(
+          tally,
+          api(baseUrl, ctx.key, "POST", "/messages/batch", {
+            body: {
+              defaultPhoneNumberId: ctx.channelId,
+              messages: Array.from(
+                { length: batchSize },
+                () => templateMessage(nextNumber()),
+              ),
+            },
+          }),
+        );
         if (r.status !== 202) throw new Error(`batch answered ${r.status}`);
         for (const item of r.body.data.items) {
           assert.equal(item.result, "queued", JSON.stringify(item));
@@ -70,9 +128,10 @@ export async function client(
           if (i % 2 === 0) {
             await idempotentSend(baseUrl, ctx, body);
           } else {
-            const r = await api(baseUrl, ctx.key, "POST", "/messages", {
-              body,
-            });
+            const r = await counted(
+              tally,
+              api(baseUrl, ctx.key, "POST", "/messages", { body }),
+            );
             if (r.status !== 201) throw new Error(`send answered ${r.status}`);
             tally.accepted.add(r.body.data.id);
             tally.viaSingle++;
@@ -89,16 +148,19 @@ export async function client(
 
 export async function idempotentSend(
   baseUrl: string,
-  ctx: { key: string; tally: Tally; done: () => boolean },
+  ctx: Omit<ClientContext, "channelId">,
   body: unknown,
 ): Promise<void> {
-  const key = crypto.randomUUID();
+  const key = ctx.idempotencyKey();
   for (let attempt = 1; attempt <= 200 && !ctx.done(); attempt++) {
     try {
-      const r = await api(baseUrl, ctx.key, "POST", "/messages", {
-        body,
-        headers: { "idempotency-key": key },
-      });
+      const r = await counted(
+        ctx.tally,
+        api(baseUrl, ctx.key, "POST", "/messages", {
+          body,
+          headers: { "idempotency-key": key },
+        }),
+      );
       if (r.status === 201) {
         ctx.tally.accepted.add(r.body.data.id);
         ctx.tally.viaIdempotent++;

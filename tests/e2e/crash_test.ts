@@ -1,9 +1,17 @@
 // deno-lint-ignore-file no-console
-// crash: the server is killed with SIGKILL three times while ~2,000 template
-// sends are being accepted and delivered, and restarted on the same DATA_DIR
-// and port. The simulator is its own process, so it keeps every send it saw.
-// Every message the API accepted (2xx) must reach the upstream and end at
-// least `sent`; duplicates are reported and bounded.
+// crash: the server is killed with SIGKILL at least 21 times (CRASH_KILLS) while
+// ~2,000+ template sends are being accepted and delivered, and restarted on the
+// same DATA_DIR and port. The kills are spread over three moments: while
+// batches are being enqueued, while many single sends commit together (group
+// commit: concurrent POST /messages), and while jobs are being settled (no
+// submissions, workers draining with status callbacks arriving). The
+// simulator is its own process, so it keeps every send it saw. Every message
+// the API accepted (2xx) must reach the upstream and end at least `sent`;
+// duplicates are reported and bounded.
+//
+// Every random choice (phase order, kill moments) comes from one seed, printed
+// at the start; CRASH_SEED=<seed> replays the same choices (the processes'
+// own scheduling is not replayed).
 import assert from "node:assert/strict";
 import { DatabaseSync } from "node:sqlite";
 import { waitFor } from "../_support/wait.ts";
@@ -15,12 +23,16 @@ import {
 } from "./_process.ts";
 import {
   client,
+  type ClientContext,
+  type ClientMode,
   CRASH_TEMPLATE,
   fetchStatuses,
   givenUpWamids,
   randomBetween,
   rescuedJobs,
   seedCrashAccount,
+  seededRandom,
+  seedFromEnv,
   sleep,
   type Tally,
 } from "./_crash_clients.ts";
@@ -29,16 +41,38 @@ const APP_SECRET = "e2e-crash-app-secret";
 const CHANNEL_PHONE = "+15550100088";
 const UPSTREAM_ID = "106540352248888";
 const TARGET = 2_000;
-const KILLS = 3;
+/** At least 20 in CI; a multiple of 3 keeps the phases even. */
+const KILLS = Number(Deno.env.get("CRASH_KILLS") ?? 21);
 const WORKERS = 16;
-/** Concurrent API clients submitting messages. */
-const CLIENTS = 3;
+/** Clients posting batches of BATCH_SIZE in an enqueue phase. */
+const BATCH_CLIENTS = 2;
+const BATCH_SIZE = 50;
+/** Clients posting single sends at once in a group-commit phase. */
+const GROUP_CLIENTS = 32;
+/** A settle phase first tops the queue up to this many waiting jobs. */
+const SETTLE_BACKLOG = 150;
 /** After the last restart: leases are 30 s and the rescue cron ticks each minute, so up to ~90 s. */
 const SETTLE_DEADLINE_MS = 120_000;
 const FINAL = new Set(["sent", "delivered", "read", "failed"]);
 
+type Phase = "enqueue" | "group commit" | "settle";
+const PHASES: Phase[] = ["enqueue", "group commit", "settle"];
+
+interface KillRecord {
+  phase: Phase;
+  /** Requests in flight at the kill. */
+  inFlight: number;
+  /** Jobs the killed process itself was running (not held over from an earlier kill). */
+  ownRunning: number;
+}
+
 Deno.test("crash: kill -9 during sends loses no accepted message and bounds duplicates", async () => {
   const started = Date.now();
+  const seed = seedFromEnv("CRASH_SEED");
+  console.log(
+    `crash seed ${seed} (replay: CRASH_SEED=${seed} deno test -A tests/e2e/crash_test.ts)`,
+  );
+  const random = seededRandom(seed);
   const setup = await startEngineSetup({
     appSecret: APP_SECRET,
     dataDirPrefix: "bm-e2e-crash-",
@@ -69,53 +103,123 @@ Deno.test("crash: kill -9 during sends loses no accepted message and bounds dupl
       viaIdempotent: 0,
       idempotentReplays: 0,
       requestErrors: 0,
+      inFlight: 0,
     };
-    let killsDone = 0;
     let clientError: unknown;
-    const ctx = {
-      key,
-      channelId,
-      tally,
-      done: () =>
-        stopped || clientError !== undefined ||
-        (killsDone >= KILLS && tally.accepted.size >= TARGET),
+    let keys = 0;
+    /** Runs `count` clients in `mode` until stop() (or the test stops). */
+    const runClients = (
+      mode: ClientMode,
+      count: number,
+      batchSize = BATCH_SIZE,
+    ) => {
+      let phaseDone = false;
+      const ctx: ClientContext = {
+        key,
+        channelId,
+        tally,
+        done: () => stopped || phaseDone || clientError !== undefined,
+        idempotencyKey: () => `crash-${seed}-${++keys}`,
+      };
+      const running = Array.from(
+        { length: count },
+        (_, n) =>
+          client(baseUrl, ctx, n, mode, batchSize).catch((err) => {
+            clientError ??= err;
+          }),
+      );
+      return async () => {
+        phaseDone = true;
+        await Promise.all(running);
+      };
     };
-    const clients = Array.from(
-      { length: CLIENTS },
-      (_, n) =>
-        client(baseUrl, ctx, n).catch((err) => {
-          clientError ??= err;
-        }),
-    );
+    /** Waits for `n` more accepted messages (or a client failure). */
+    const acceptedMore = async (n: number, what: string) => {
+      const goal = tally.accepted.size + n;
+      await waitFor(
+        () => clientError !== undefined || tally.accepted.size >= goal,
+        { timeoutMs: 60_000, what: `${n} accepted messages ${what}` },
+      );
+    };
 
-    // The killer: each time after a random 200-1500 ms of sending, SIGKILL and restart.
+    // The phases: each run of three holds one of each, in a seeded order.
+    const plan: Phase[] = [];
+    while (plan.length < KILLS) {
+      const round = [...PHASES];
+      for (let i = round.length - 1; i > 0; i--) {
+        const j = randomBetween(0, i + 1, random);
+        [round[i], round[j]] = [round[j]!, round[i]!];
+      }
+      plan.push(...round);
+    }
+    plan.length = KILLS;
+
     const killLog: string[] = [];
+    const kills: KillRecord[] = [];
     /** Jobs a killed process held: each must be handed back by the lease rescue. */
     const heldAtKills = new Set<string>();
-    for (let k = 1; k <= KILLS; k++) {
-      // Wait until there is a backlog, so sends are in flight at the kill.
-      await waitFor(
-        () => clientError !== undefined || tally.accepted.size >= 150 * k,
-        { timeoutMs: 60_000, what: `${150 * k} accepted messages` },
-      );
+    /** Their leases: a lease not seen at an earlier kill was taken by the process just killed. */
+    const leasesAtKills = new Set<string>();
+    for (const [index, phase] of plan.entries()) {
+      let stop = async () => {};
+      let after: number;
+      if (phase === "enqueue") {
+        stop = runClients("batch", BATCH_CLIENTS);
+        await acceptedMore(BATCH_SIZE, "by batch");
+        after = randomBetween(0, 400, random);
+      } else if (phase === "group commit") {
+        stop = runClients("single", GROUP_CLIENTS);
+        await acceptedMore(GROUP_CLIENTS, "by single sends");
+        after = randomBetween(0, 300, random);
+      } else {
+        // Settling: a backlog to drain, nothing submitted at the kill.
+        const waiting = waitingJobs(dataDir);
+        if (waiting < SETTLE_BACKLOG) {
+          const fill = runClients("batch", 1, 100);
+          await acceptedMore(SETTLE_BACKLOG - waiting, "to drain");
+          await fill();
+        }
+        after = randomBetween(100, 800, random);
+      }
       if (clientError) break;
-      const after = randomBetween(200, 1_500);
       await sleep(after);
+      if (phase === "settle") {
+        // Batch sends are paced, so few run at any instant: kill while one does.
+        await waitFor(
+          () =>
+            runningJobs(dataDir).some((job) => !leasesAtKills.has(job.lease)),
+          { timeoutMs: 5_000, intervalMs: 5, what: "a job to be running" },
+        ).catch(() => {}); // the assertions below count the kills that missed
+      }
       const acceptedAtKill = tally.accepted.size;
+      const inFlight = tally.inFlight;
       await server.kill9();
-      killsDone++;
       const down = Date.now();
       const held = runningJobs(dataDir);
-      for (const id of held) heldAtKills.add(id);
+      const own = held.filter((job) => !leasesAtKills.has(job.lease));
+      for (const job of held) {
+        heldAtKills.add(job.id);
+        leasesAtKills.add(job.lease);
+      }
       server = await server.restart();
       servers.push(server);
+      kills.push({ phase, inFlight, ownRunning: own.length });
       killLog.push(
-        `kill ${k}: ${after} ms after start, ${acceptedAtKill} accepted, ${held.length} jobs running, down ${
+        `kill ${
+          index + 1
+        } (${phase}): ${after} ms in, ${acceptedAtKill} accepted, ${inFlight} requests in flight, ${own.length} jobs of its own running (${held.length} in all), down ${
           Date.now() - down
         } ms`,
       );
+      // Let the phase's clients retry against the new process (Idempotency-Key replays), then stop them.
+      await sleep(randomBetween(50, 300, random));
+      await stop();
     }
-    await Promise.all(clients);
+    if (tally.accepted.size < TARGET && !clientError) {
+      const stop = runClients("mixed", 3, 100);
+      await acceptedMore(TARGET - tally.accepted.size, "to reach the target");
+      await stop();
+    }
     if (clientError) throw clientError;
     const submittedAt = Date.now();
     const submitMs = submittedAt - servers[0]!.startedAt;
@@ -150,7 +254,7 @@ Deno.test("crash: kill -9 during sends loses no accepted message and bounds dupl
     while (
       stillHeld.length > 0 && Date.now() - submittedAt < SETTLE_DEADLINE_MS
     ) {
-      const running = new Set(runningJobs(dataDir));
+      const running = new Set(runningJobs(dataDir).map((job) => job.id));
       stillHeld = stillHeld.filter((id) => running.has(id));
       if (stillHeld.length > 0) await sleep(500);
     }
@@ -187,7 +291,7 @@ Deno.test("crash: kill -9 during sends loses no accepted message and bounds dupl
     );
 
     console.log([
-      "crash test summary",
+      `crash test summary (seed ${seed})`,
       ...killLog.map((l) => `  ${l}`),
       `  accepted ${ids.length} (batch ${tally.viaBatch}, single ${tally.viaSingle}, idempotent ${tally.viaIdempotent} of which ${tally.idempotentReplays} replayed after a failed attempt); ${tally.requestErrors} requests failed while the server was down; submitting took ${submitMs} ms`,
       `  jobs running at the kills: ${heldAtKills.size}; rescued after their lease expired: ${rescued}`,
@@ -249,6 +353,23 @@ Deno.test("crash: kill -9 during sends loses no accepted message and bounds dupl
       heldAtKills.size > 0,
       "no job was running at any kill: nothing was exercised",
     );
+    // ...and each phase must have been hit as described: requests cut while
+    // enqueueing and while committing together, jobs cut while settling.
+    assert.equal(kills.length, KILLS, "every planned kill happened");
+    for (const phase of PHASES) {
+      const hits = kills.filter((k) => k.phase === phase);
+      assert.ok(
+        hits.length >= Math.floor(KILLS / 3),
+        `${phase}: ${hits.length} kills`,
+      );
+      const exercised = phase === "settle"
+        ? hits.filter((k) => k.ownRunning > 0 && k.inFlight === 0)
+        : hits.filter((k) => k.inFlight > 0);
+      assert.ok(
+        exercised.length >= Math.ceil((hits.length * 2) / 3),
+        `${phase}: only ${exercised.length} of ${hits.length} kills hit the work in progress`,
+      );
+    }
     assert.deepEqual(
       stillHeld,
       [],
@@ -261,13 +382,31 @@ Deno.test("crash: kill -9 during sends loses no accepted message and bounds dupl
   }
 });
 
-/** Ids of the jobs marked running in the database under DATA_DIR (read beside the server). */
-function runningJobs(dataDir: string): string[] {
+/** Jobs waiting to be claimed in the database under DATA_DIR. */
+function waitingJobs(dataDir: string): number {
   const db = new DatabaseSync(`${dataDir}/app.db`);
   try {
     db.exec("pragma busy_timeout = 5000");
-    return db.prepare("select id from jobs where state = 'running'").all()
-      .map((row) => String(row.id));
+    const row = db.prepare(
+      "select count(*) as n from jobs where state in ('available', 'retryable')",
+    ).get();
+    return Number(row?.n ?? 0);
+  } finally {
+    db.close();
+  }
+}
+
+/** The jobs marked running in the database under DATA_DIR (read beside the server), with their leases. */
+function runningJobs(dataDir: string): { id: string; lease: string }[] {
+  const db = new DatabaseSync(`${dataDir}/app.db`);
+  try {
+    db.exec("pragma busy_timeout = 5000");
+    return db.prepare(
+      "select id, lease_token from jobs where state = 'running'",
+    ).all().map((row) => ({
+      id: String(row.id),
+      lease: String(row.lease_token),
+    }));
   } finally {
     db.close();
   }

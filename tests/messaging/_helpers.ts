@@ -7,7 +7,6 @@ import {
   type MessagingHarness,
 } from "../_support/messaging.ts";
 import type { TestResponse } from "../_harness.ts";
-import { waitFor } from "../_support/wait.ts";
 import {
   escapeUnicode,
   signMetaBody,
@@ -21,8 +20,9 @@ export type Json = any;
 type Options = NonNullable<Parameters<typeof createMessagingHarness>[0]>;
 
 /**
- * Registers a test on its own messaging harness. The simulator and the
- * worker pool keep background timers and sockets, so the sanitizers are off.
+ * Registers a test on its own messaging harness (driven by the test unless
+ * `realTime`). The app and the simulator listen on sockets the harness closes
+ * at the end, and real-time runs keep timers, so the sanitizers are off.
  */
 export function messagingTest(
   name: string,
@@ -102,11 +102,11 @@ export async function getConversation(h: Mh, id: string): Promise<Json> {
 
 /** Waits until the inbound message with this upstream id is stored; returns it as GET shows it. */
 export async function waitInbound(h: Mh, wamid: string): Promise<Json> {
-  const row = await waitFor(
+  const row = await h.until(
     () =>
       h.container.db.selectFrom("messages").select("id")
         .where("wa_message_id", "=", wamid).executeTakeFirst(),
-    { what: `inbound message ${wamid} to be stored` },
+    `inbound message ${wamid} to be stored`,
   );
   return await getMessage(h, row.id);
 }
@@ -209,11 +209,11 @@ export async function statusEvents(
 
 /** Waits until every webhook payload received so far has been processed. */
 export async function waitPayloadsProcessed(h: Mh): Promise<void> {
-  await waitFor(async () => {
+  await h.until(async () => {
     const pending = await h.container.db.selectFrom("inbound_payloads")
       .select("id").where("processed_at", "is", null).execute();
     return pending.length === 0;
-  }, { what: "every webhook payload to be processed" });
+  }, "every webhook payload to be processed");
 }
 
 /** Creates a template for the tenant (its channel unless channelId is given; null = global). */

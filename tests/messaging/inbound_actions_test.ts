@@ -17,7 +17,6 @@ import {
   waitInbound,
   waitPayloadsProcessed,
 } from "./_helpers.ts";
-import { waitFor } from "../_support/wait.ts";
 
 messagingTest(
   "a reply keeps its quoted message: context.messageId is our id, on GET and in message.received",
@@ -305,10 +304,10 @@ messagingTest(
     const echo = await waitInbound(h, wamid);
     assert.equal(echo.direction, "outbound");
     assert.equal(echo.origin, "business_app");
-    const ready = await waitFor(async () => {
+    const ready = await h.until(async () => {
       const m = await getMessage(h, echo.id);
       return m.mediaId ? m : null;
-    }, { what: "the echo's media to be copied" });
+    }, "the echo's media to be copied");
     const media = await h.request("GET", `/api/v2/media/${ready.mediaId}`);
     assert.equal(media.status, 200);
     const file = await h.app.fetch(new Request(media.body.data.url));

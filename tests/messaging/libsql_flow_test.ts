@@ -47,5 +47,5 @@ messagingTest(
     assert.equal(conversation.lastMessageDirection, "outbound");
     assert.equal(conversation.lastMessageStatus, "read");
   },
-  { engine: "libsql" },
+  { engine: "libsql", realTime: true },
 );

@@ -1,5 +1,4 @@
 import assert from "node:assert/strict";
-import { waitFor } from "../_support/wait.ts";
 import { createMessagingHarness } from "../_support/messaging.ts";
 
 Deno.test({
@@ -19,12 +18,12 @@ Deno.test({
         filename: "договор 📄.pdf",
       },
     });
-    const row = await waitFor(
+    const row = await h.until(
       () =>
         h.container.db.selectFrom("messages").select(["media_id"])
           .where("wa_message_id", "=", wamid).where("media_id", "is not", null)
           .executeTakeFirst(),
-      { what: "the media download" },
+      "the media download",
     );
     const described = await h.request("GET", `/api/v2/media/${row.media_id}`);
     assert.equal(described.body.data.fileName, "договор 📄.pdf");

@@ -1,5 +1,4 @@
 import assert from "node:assert/strict";
-import { waitFor } from "../_support/wait.ts";
 import { startS3rver } from "../_support/s3rver.ts";
 import { createMessagingHarness } from "../_support/messaging.ts";
 import { sha256Hex } from "../../src/crypto.ts";
@@ -29,7 +28,7 @@ Deno.test({
           dataBase64: btoa(String.fromCharCode(...bytes)),
         },
       });
-      const row = await waitFor(
+      const row = await h.until(
         () =>
           h.container.db.selectFrom("messages").select([
             "id",
@@ -42,7 +41,7 @@ Deno.test({
               null,
             )
             .executeTakeFirst(),
-        { what: "the media download to finish" },
+        "the media download to finish",
       );
       const res = await h.request("GET", `/api/v2/media/${row.media_id}`);
       assert.equal(res.status, 200);

@@ -1,5 +1,4 @@
 import assert from "node:assert/strict";
-import { waitFor } from "../_support/wait.ts";
 import { sha256Hex } from "../../src/crypto.ts";
 import { signMediaUrl } from "../../src/storage/signed_url.ts";
 import {
@@ -23,10 +22,10 @@ async function inboundImage(h: Mh, bytes: Uint8Array): Promise<Json> {
     type: "image",
     image: { mimeType: "image/jpeg", dataBase64: base64(bytes) },
   });
-  return await waitFor(async () => {
+  return await h.until(async () => {
     const m = await getMessage(h, message.id);
     return m.mediaId && m.mediaKey ? m : null;
-  }, { what: "mediaId and mediaKey to be filled" });
+  }, "mediaId and mediaKey to be filled");
 }
 
 async function download(h: Mh, url: string) {
@@ -149,12 +148,12 @@ messagingTest(
         dataBase64: base64(new Uint8Array(4096).fill(9)),
       },
     });
-    const media = await waitFor(
+    const media = await h.until(
       () =>
         h.container.db.selectFrom("media").select(["id", "status", "error"])
           .where("message_id", "=", message.id).where("status", "=", "failed")
           .executeTakeFirst(),
-      { what: "the media download to fail" },
+      "the media download to fail",
     );
     assert.match(String(media.error), /1024/);
     const res = await h.request("GET", `/api/v2/media/${media.id}`);

@@ -13,7 +13,6 @@ import {
   templateTo,
 } from "./_helpers.ts";
 import { startReceiver } from "../_support/webhooks.ts";
-import { waitFor } from "../_support/wait.ts";
 import {
   MAX_CUSTOM_FIELD_KEY_LENGTH,
   MAX_CUSTOM_FIELD_VALUE_LENGTH,
@@ -225,9 +224,9 @@ for (const engine of ENGINES) {
         );
 
         // Webhooks: the signed deliveries carry the same data, and the log reads.
-        const delivered = await waitFor(
+        const delivered = await h.until(
           () => receiver.received.find((r) => r.json?.data?.id === flowId),
-          { what: "a webhook delivery about the flow message" },
+          "a webhook delivery about the flow message",
         );
         assert.deepEqual(
           delivered.json.data.content.action.parameters.flow_action_payload

@@ -78,8 +78,8 @@ messagingTest(
     const { message } = await customerWrites(h, phone);
     const conversation = await getConversation(h, message.conversationId);
     assert.ok(
-      Date.parse(conversation.serviceWindowExpiresAt) > Date.now() + DAY_MS -
-          60_000,
+      Date.parse(conversation.serviceWindowExpiresAt) >
+        h.clock.now().getTime() + DAY_MS - 60_000,
     );
     const id = await sendOk(h, textTo(phone));
     assert.equal((await h.waitForStatus(id, ["read"])).status, "read");

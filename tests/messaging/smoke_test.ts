@@ -6,7 +6,7 @@ Deno.test({
   sanitizeOps: false,
   sanitizeResources: false,
   fn: async () => {
-    await using h = await createMessagingHarness();
+    await using h = await createMessagingHarness({ realTime: true });
     await h.inbound({
       from: "+5491122334455",
       name: "Ana",

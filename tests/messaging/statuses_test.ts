@@ -1,5 +1,4 @@
 import assert from "node:assert/strict";
-import { waitFor } from "../_support/wait.ts";
 import {
   assertForwardChain,
   behave,
@@ -49,12 +48,12 @@ messagingTest(
     assert.ok(message.errorMessage);
     assert.equal(message.waMessageId, null);
     assert.equal((await simSendsOf(h, id)).length, 0);
-    const job = await waitFor(
+    const job = await h.until(
       () =>
         h.container.db.selectFrom("jobs").select(["state", "attempt"])
           .where("unique_key", "=", `message.send:${id}`)
           .where("state", "=", "completed").executeTakeFirst(),
-      { what: "the send job to complete" },
+      "the send job to complete",
     );
     assert.equal(job.attempt, 1, "one attempt only");
     const events = await statusEvents(h, id);
@@ -92,12 +91,12 @@ messagingTest(
     const message: Json = await h.waitForStatus(id, ["read", "failed"]);
     assert.equal(message.status, "read");
     // Wait for every report (3 statuses, each twice) to be delivered and applied.
-    const callbacks: Json[] = await waitFor(async () => {
+    const callbacks: Json[] = await h.until(async () => {
       const all = (await sim(h, "/callbacks")).callbacks.filter((c: Json) =>
         c.wamid === message.waMessageId && c.httpStatus === 200
       );
       return all.length === 6 ? all : null;
-    }, { what: "six status callbacks" });
+    }, "six status callbacks");
     assert.deepEqual(
       callbacks.map((c) => c.status),
       ["sent", "sent", "read", "read", "delivered", "delivered"],

@@ -18,13 +18,11 @@ Deno.test({
       text: { body: "número" },
     }, "+5491177778888"));
     assert.equal((await postWebhook(h, raw, signature)).status, 200);
-    const row = await waitFor(
+    const row = await h.until(
       () =>
         h.container.db.selectFrom("messages").select(["content"])
           .where("wa_message_id", "=", "wamid.numeric-ts").executeTakeFirst(),
-      {
-        what: "the message to be stored",
-      },
+      "the message to be stored",
     );
     assert.deepEqual(JSON.parse(row.content), { body: "número" });
   },
@@ -37,7 +35,7 @@ Deno.test({
   sanitizeResources: false,
   fn: async () => {
     await using h = await createMessagingHarness();
-    const before = Date.now();
+    const before = h.clock.now().getTime();
     const { raw, signature } = await signedBody(inboundEnvelope(h, {
       id: "wamid.huge-ts",
       timestamp: "99999999999999999999",
@@ -45,15 +43,15 @@ Deno.test({
       text: { body: "fuera de rango" },
     }, "+5491177778899"));
     assert.equal((await postWebhook(h, raw, signature)).status, 200);
-    const row = await waitFor(
+    const row = await h.until(
       () =>
         h.container.db.selectFrom("messages").select(["upstream_timestamp"])
           .where("wa_message_id", "=", "wamid.huge-ts").executeTakeFirst(),
-      { what: "the message to be stored" },
+      "the message to be stored",
     );
     const at = Date.parse(row.upstream_timestamp ?? "");
     assert.ok(
-      at >= before - 1_000 && at <= Date.now(),
+      at >= before - 1_000 && at <= h.clock.now().getTime(),
       row.upstream_timestamp ?? "null",
     );
   },

@@ -16,6 +16,7 @@ type Json = any;
 
 async function withPeers(
   fn: (sim: Simulator, rx: WebhookReceiver) => Promise<void>,
+  opts: { callbackMode?: "timers" | "queued" } = {},
 ): Promise<void> {
   const rx = startWebhookReceiver({ appSecret: SECRET });
   const sim = await startSimulator({
@@ -24,6 +25,7 @@ async function withPeers(
     callbackUrl: rx.url,
     statusDelaysMs: { sent: 5, delivered: 10, read: 15 },
     retryDelaysMs: [10, 20, 40],
+    ...opts,
   });
   try {
     await fn(sim, rx);
@@ -183,6 +185,27 @@ Deno.test("stopAfter delivered emits no read", async () => {
   });
 });
 
+/** "sent" was refused twice and accepted on the third attempt; then delivered and read arrived. */
+function assertSentOnThirdAttempt(
+  sim: Simulator,
+  rx: WebhookReceiver,
+  wamid: string,
+): void {
+  const sent = sim.state.callbacks.filter((c) =>
+    c.wamid === wamid && c.status === "sent"
+  );
+  assert.deepEqual(sent.map((c) => [c.attempt, c.httpStatus]), [
+    [1, 500],
+    [2, 500],
+    [3, 200],
+  ]);
+  assert.deepEqual(statusesOf(rx, wamid).map((s: Json) => s.status), [
+    "sent",
+    "delivered",
+    "read",
+  ]);
+}
+
 Deno.test("a callback the receiver fails is retried until it is accepted", async () => {
   await withPeers(async (sim, rx) => {
     rx.failNext(2);
@@ -192,19 +215,7 @@ Deno.test("a callback the receiver fails is retried until it is accepted", async
     await waitFor(() => sim.state.callbacks.length >= 5, {
       what: "five recorded callbacks",
     });
-    const sent = sim.state.callbacks.filter((c) =>
-      c.wamid === wamid && c.status === "sent"
-    );
-    assert.deepEqual(sent.map((c) => [c.attempt, c.httpStatus]), [
-      [1, 500],
-      [2, 500],
-      [3, 200],
-    ]);
-    assert.deepEqual(statusesOf(rx, wamid).map((s: Json) => s.status), [
-      "sent",
-      "delivered",
-      "read",
-    ]);
+    assertSentOnThirdAttempt(sim, rx, wamid);
     const res = await fetch(`${sim.url}/_sim/callbacks`);
     const { callbacks } = await res.json();
     assert.equal(callbacks.length, 5);
@@ -249,4 +260,76 @@ Deno.test("GET /_sim/messages counts sends per biz_opaque_callback_data", async 
     assert.equal(body.messages[0].bizOpaque, "a");
     assert.equal(body.messages[3].bizOpaque, null);
   });
+});
+
+const QUEUED = { callbackMode: "queued" as const };
+
+Deno.test("in queued mode status callbacks wait for flush(), which posts them in order", async () => {
+  await withPeers(async (sim, rx) => {
+    const { wamid } = await send(sim, { biz_opaque_callback_data: "q-1" });
+    const other = await send(sim);
+    assert.equal(sim.state.tasks.size, 0, "no timer was started");
+    assert.equal(rx.attempts, 0);
+    assert.equal(await sim.flush(), 6);
+    // flush() resolves after every answer: nothing left to wait for.
+    assert.deepEqual(statusesOf(rx, wamid).map((s: Json) => s.status), [
+      "sent",
+      "delivered",
+      "read",
+    ]);
+    assert.equal(statusesOf(rx, wamid)[0].biz_opaque_callback_data, "q-1");
+    assert.equal(statusesOf(rx, other.wamid).length, 3);
+    assert.equal(sim.state.callbacks.length, 6);
+    assert.equal(await sim.flush(), 0, "nothing is queued twice");
+  }, QUEUED);
+});
+
+Deno.test("in queued mode a failed callback is retried within the same flush", async () => {
+  await withPeers(async (sim, rx) => {
+    rx.failNext(2);
+    const { wamid } = await send(sim);
+    assert.equal(await sim.flush(), 5);
+    assertSentOnThirdAttempt(sim, rx, wamid);
+  }, QUEUED);
+});
+
+Deno.test("in queued mode a callback is given up after the retry schedule", async () => {
+  await withPeers(async (sim, rx) => {
+    rx.failNext(100);
+    const { wamid } = await send(sim);
+    // 1 attempt + 3 retries for "sent"; then the next statuses as the timers would.
+    assert.equal(await sim.flush(), 12);
+    const sent = sim.state.callbacks.filter((c) =>
+      c.wamid === wamid && c.status === "sent"
+    );
+    assert.deepEqual(sent.map((c) => c.attempt), [1, 2, 3, 4]);
+    assert.equal(statusesOf(rx, wamid).length, 0);
+  }, QUEUED);
+});
+
+Deno.test("in queued mode duplicates and reordering keep their order", async () => {
+  await withPeers(async (sim, rx) => {
+    await behave(sim, { duplicateRate: 1, reorderRate: 1 });
+    const { wamid } = await send(sim);
+    assert.equal(await sim.flush(), 6);
+    assert.deepEqual(statusesOf(rx, wamid).map((s: Json) => s.status), [
+      "sent",
+      "sent",
+      "read",
+      "read",
+      "delivered",
+      "delivered",
+    ]);
+    assert.equal(sim.state.callbacks.filter((c) => c.duplicate).length, 3);
+  }, QUEUED);
+});
+
+Deno.test("in queued mode a reset drops the queued callbacks", async () => {
+  await withPeers(async (sim, rx) => {
+    await send(sim);
+    const res = await fetch(`${sim.url}/_sim/reset`, { method: "POST" });
+    await res.body?.cancel();
+    assert.equal(await sim.flush(), 0);
+    assert.equal(rx.attempts, 0);
+  }, QUEUED);
 });
