@@ -4,17 +4,7 @@ import { AppError } from "../errors.ts";
 import { printErr, printOut } from "../log.ts";
 import { migrateToLatest } from "../db/migrator.ts";
 import { UsageError } from "./args.ts";
-import {
-  accountsCommand,
-  agentsCommand,
-  channelsCommand,
-  keysCommand,
-} from "./admin.ts";
-import { templatesCommand } from "./templates_cli.ts";
-import { socialCommand } from "./social_cli.ts";
 import { devCommand, serveCommand } from "./serve.ts";
-import { simulatorCommand } from "./simulator_cli.ts";
-import { readDataDirSecret, SECRET_KEY_FILE } from "./dev.ts";
 
 const USAGE = `Business Messaging server
 
@@ -45,13 +35,14 @@ Usage: main.ts <command> [options]   (every admin command accepts --json)
 
 type Admin = (c: Container, args: string[]) => Promise<void>;
 
-const ADMIN: Record<string, Admin> = {
-  accounts: accountsCommand,
-  keys: keysCommand,
-  channels: channelsCommand,
-  templates: templatesCommand,
-  agents: agentsCommand,
-  social: socialCommand,
+/** Each admin command's module is imported when it runs, so serve never loads them. */
+const ADMIN: Record<string, () => Promise<Admin>> = {
+  accounts: async () => (await import("./admin.ts")).accountsCommand,
+  keys: async () => (await import("./admin.ts")).keysCommand,
+  channels: async () => (await import("./admin.ts")).channelsCommand,
+  templates: async () => (await import("./templates_cli.ts")).templatesCommand,
+  agents: async () => (await import("./admin.ts")).agentsCommand,
+  social: async () => (await import("./social_cli.ts")).socialCommand,
 };
 
 /**
@@ -62,6 +53,7 @@ async function adminConfig(): Promise<Config> {
   const env = readEnv();
   const config = loadConfig(env);
   if (config.secretKey) return config;
+  const { readDataDirSecret, SECRET_KEY_FILE } = await import("./dev.ts");
   const key = await readDataDirSecret(config.dataDir, SECRET_KEY_FILE);
   return key ? loadConfig({ ...env, SECRET_KEY: key }) : config;
 }
@@ -76,7 +68,9 @@ export async function runCli(args: string[]): Promise<number> {
     }
     if (command === "serve") return await serveCommand(rest);
     if (command === "dev") return await devCommand(rest);
-    if (command === "simulator") return await simulatorCommand(rest);
+    if (command === "simulator") {
+      return await (await import("./simulator_cli.ts")).simulatorCommand(rest);
+    }
     const admin = ADMIN[command];
     if (command !== "migrate" && !admin) {
       throw new UsageError(`Unknown command "${command}"`);
@@ -94,7 +88,7 @@ export async function runCli(args: string[]): Promise<number> {
       );
       return 0;
     }
-    await admin!(container, rest);
+    await (await admin!())(container, rest);
     return 0;
   } catch (err) {
     if (err instanceof UsageError) {

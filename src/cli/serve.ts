@@ -4,9 +4,6 @@ import { migrateToLatest } from "../db/migrator.ts";
 import { createApp } from "../http/app.ts";
 import { serve, startBackground, waitForShutdownSignal } from "../lifecycle.ts";
 import { createLogger } from "../log.ts";
-import { startSimulator } from "../simulator/server.ts";
-import { devMetaAppSecret, prepareDev, writeDevCredentials } from "./dev.ts";
-import { connectDemoSocial } from "./social_cli.ts";
 
 /** `serve`: production mode with the configuration from the environment. */
 export async function serveCommand(_args: string[]): Promise<number> {
@@ -31,8 +28,14 @@ export async function serveCommand(_args: string[]): Promise<number> {
  * for scripts.
  */
 export async function devCommand(_args: string[]): Promise<number> {
+  // Imported here, so serve never loads the simulator or the dev setup.
+  const [{ startSimulator }, dev, { connectDemoSocial }] = await Promise.all([
+    import("../simulator/server.ts"),
+    import("./dev.ts"),
+    import("./social_cli.ts"),
+  ]);
   const env = readEnv();
-  const appSecret = await devMetaAppSecret(env);
+  const appSecret = await dev.devMetaAppSecret(env);
   const simulator = await startSimulator({
     port: Number(env.SIMULATOR_PORT ?? 0),
     appSecret,
@@ -40,7 +43,7 @@ export async function devCommand(_args: string[]): Promise<number> {
       component: "simulator",
     }),
   });
-  const config = await prepareDev({
+  const config = await dev.prepareDev({
     ...env,
     META_APP_SECRET: appSecret,
     META_GRAPH_URL: simulator.graphUrl,
@@ -52,7 +55,7 @@ export async function devCommand(_args: string[]): Promise<number> {
     { name: "simulator", stop: () => simulator.stop() },
   ]);
   simulator.setCallbackUrl(`http://127.0.0.1:${running.port}/meta/webhook`);
-  const credentials = await writeDevCredentials(container, running.port, {
+  const credentials = await dev.writeDevCredentials(container, running.port, {
     simulatorUrl: simulator.url,
   });
   await registerSimulatorNumber(simulator.url, credentials);

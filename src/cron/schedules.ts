@@ -79,7 +79,9 @@ export function startCron(
   const inFlight = new Set<Promise<void>>();
   const crons = schedules.map((schedule) =>
     new Cron(schedule.pattern, {
-      timezone: "UTC",
+      // UTC as an offset: croner then reads UTC fields, where a timezone
+      // name makes it format every date it visits through Intl (ICU data).
+      utcOffset: 0,
       protect: true,
       catch: (err: unknown) =>
         deps.log.error("Cron tick failed", { kind: schedule.kind, err }),

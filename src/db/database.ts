@@ -1,9 +1,15 @@
-import { Kysely, SqliteDialect } from "kysely";
+import {
+  Kysely,
+  SqliteAdapter,
+  SqliteDialect,
+  SqliteIntrospector,
+  SqliteQueryCompiler,
+} from "kysely";
 import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
 import type { Database } from "./schema.ts";
 import { adaptNodeSqlite, openSqliteFile } from "./sqlite_dialect.ts";
-import { WellFormedLibsqlDialect } from "./libsql_dialect.ts";
+import { LazyDriver } from "./lazy_driver.ts";
 
 export type Engine = "sqlite" | "libsql";
 
@@ -12,7 +18,12 @@ export interface OpenedDatabase {
   engine: Engine;
 }
 
-/** Opens `file:` URLs on embedded SQLite and `libsql:`/`http(s):`/`ws(s):` URLs on a libSQL server. */
+/**
+ * Opens `file:` URLs on embedded SQLite and `libsql:`/`http(s):`/`ws(s):` URLs
+ * on a libSQL server. The libSQL client is imported on the first query, so a
+ * server on a file never loads it; a URL the client refuses fails that query
+ * (the migration at start) with the client's own message.
+ */
 export function openDatabase(
   url: string,
   options: { authToken?: string | undefined } = {},
@@ -27,11 +38,23 @@ export function openDatabase(
     return { db, engine: "sqlite" };
   }
   if (/^(libsql|https?|wss?):\/\//.test(url)) {
+    const config = {
+      url,
+      ...(options.authToken ? { authToken: options.authToken } : {}),
+    };
     const db = new Kysely<Database>({
-      dialect: new WellFormedLibsqlDialect({
-        url,
-        ...(options.authToken ? { authToken: options.authToken } : {}),
-      }),
+      dialect: {
+        createAdapter: () => new SqliteAdapter(),
+        createDriver: () =>
+          new LazyDriver(async () => {
+            const { WellFormedLibsqlDialect } = await import(
+              "./libsql_dialect.ts"
+            );
+            return new WellFormedLibsqlDialect(config).createDriver();
+          }),
+        createIntrospector: (db) => new SqliteIntrospector(db),
+        createQueryCompiler: () => new SqliteQueryCompiler(),
+      },
     });
     return { db, engine: "libsql" };
   }

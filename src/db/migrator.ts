@@ -19,6 +19,9 @@ function migrator(db: Kysely<Database>): Migrator {
 
 /** Applies every pending migration; throws naming the one that failed. */
 export async function migrateToLatest(db: Kysely<Database>): Promise<string[]> {
+  // Loads the driver first (libSQL's is loaded on first use), so a URL its
+  // client refuses fails with the client's message, not as a migration.
+  await db.connection().execute(() => Promise.resolve());
   const { error, results } = await migrator(db).migrateToLatest();
   const failed = results?.find((r) => r.status === "Error");
   if (error) {

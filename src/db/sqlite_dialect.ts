@@ -54,6 +54,11 @@ export function openSqliteFile(path: string): DatabaseSync {
   db.exec("pragma synchronous = normal");
   db.exec("pragma foreign_keys = on");
   db.exec("pragma temp_store = memory");
-  db.exec("pragma cache_size = -32000");
+  // 8 MB of page cache (it fills as pages are read, up to this): enough for
+  // the upper levels of every index and the hot leaves. SQLite's cache is a
+  // second copy of what the OS page cache holds, and a miss costs a pread
+  // from it; at -32000 a scan of a 69 MB table left the process 43 MB
+  // larger, at -8000 18 MB (the rest is SQLite's own heap).
+  db.exec("pragma cache_size = -8000");
   return db;
 }

@@ -1,7 +1,7 @@
 import { ConfigError } from "../config.ts";
 import type { BlobStore } from "./blob_store.ts";
 import { createDiskBlobStore } from "./disk_blob_store.ts";
-import { createS3BlobStore } from "./s3_blob_store.ts";
+import { checkS3Options, type S3BlobStoreOptions } from "./s3_options.ts";
 
 /** The part of Config the blob store reads (Config itself fits). */
 export interface BlobStoreConfig {
@@ -45,7 +45,7 @@ export function createBlobStore(
       throw storeError(target, `set ${missing.join(", ")}`);
     }
     try {
-      return createS3BlobStore({
+      return lazyS3BlobStore({
         endpoint,
         region,
         bucket,
@@ -63,6 +63,28 @@ export function createBlobStore(
     target,
     'it must be "file:<dir>" or "s3://<bucket>/<prefix>"',
   );
+}
+
+/**
+ * The S3 store, its module (and aws4fetch) imported on first use so a server
+ * with media on disk never loads them; the options are checked now.
+ */
+function lazyS3BlobStore(opts: S3BlobStoreOptions): BlobStore {
+  checkS3Options(opts);
+  let store: Promise<BlobStore> | undefined;
+  const load = () =>
+    store ??= import("./s3_blob_store.ts").then((m) =>
+      m.createS3BlobStore(opts)
+    );
+  return {
+    kind: "s3",
+    put: async (key, body, o) => (await load()).put(key, body, o),
+    get: async (key) => (await load()).get(key),
+    open: async (key) => (await load()).open(key),
+    stat: async (key) => (await load()).stat(key),
+    delete: async (key) => (await load()).delete(key),
+    presignGet: async (key, o) => (await load()).presignGet(key, o),
+  };
 }
 
 function storeError(target: string, why: string): ConfigError {

@@ -7,20 +7,9 @@ import {
   assertExpiresIn,
   type BlobStore,
 } from "./blob_store.ts";
+import { checkS3Options, type S3BlobStoreOptions } from "./s3_options.ts";
 
-export interface S3BlobStoreOptions {
-  /** Service root, e.g. `https://s3.eu-west-1.amazonaws.com` or `http://127.0.0.1:9000` (MinIO, s3rver). */
-  endpoint: string;
-  region: string;
-  bucket: string;
-  /** Prepended to every key, e.g. `media` stores `acc/2026/11/id` as `media/acc/2026/11/id`. */
-  prefix?: string;
-  accessKeyId: string;
-  secretAccessKey: string;
-  fetch?: typeof fetch;
-  /** Time the presigned URLs start from; tests inject one to mint already expired URLs. */
-  clock?: { now(): Date };
-}
+export type { S3BlobStoreOptions };
 
 interface Multipart {
   /** Uploads the next part; the buffer may be reused once this settles. */
@@ -29,21 +18,13 @@ interface Multipart {
   abort(): Promise<void>;
 }
 
-const BUCKET_REGEXP = /^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/;
-
 /**
  * A blob store in an S3-compatible bucket, signed with SigV4 by aws4fetch.
  * Path-style URLs (`endpoint/bucket/key`) so MinIO and s3rver work too; a PUT replaces an object atomically.
  */
 export function createS3BlobStore(opts: S3BlobStoreOptions): BlobStore {
-  if (!BUCKET_REGEXP.test(opts.bucket)) {
-    throw new AppError(
-      "VALIDATION_ERROR",
-      `Invalid S3 bucket name "${opts.bucket}"`,
-    );
-  }
+  const prefix = checkS3Options(opts);
   const endpoint = opts.endpoint.replace(/\/+$/, "");
-  const prefix = normalisePrefix(opts.prefix ?? "");
   const doFetch = opts.fetch ?? fetch;
   const clock = opts.clock ?? { now: () => new Date() };
   const client = new AwsClient({
@@ -307,13 +288,6 @@ function xmlText(xml: string, tag: string): string {
     );
   }
   return match[1]!;
-}
-
-function normalisePrefix(prefix: string): string {
-  const trimmed = prefix.replace(/^\/+|\/+$/g, "");
-  if (trimmed === "") return "";
-  assertBlobKey(trimmed);
-  return `${trimmed}/`;
 }
 
 /** SigV4 timestamp: `YYYYMMDD'T'HHMMSS'Z'`. */

@@ -1,8 +1,11 @@
 // One emoji as WhatsApp takes it in a reaction: a single user-perceived
 // character that is an emoji, however many code points it spans.
 
-/** A fully-qualified emoji: flags, keycaps, tag sequences, ZWJ sequences, skin tones. */
-const RGI_EMOJI_REGEXP = /^\p{RGI_Emoji}$/v;
+/**
+ * A fully-qualified emoji: flags, keycaps, tag sequences, ZWJ sequences, skin
+ * tones. Built on first use: its Unicode sets cost milliseconds at start.
+ */
+let rgiEmojiRegexp: RegExp | undefined;
 
 /**
  * Pictographs the RGI list misses: text-default ones without U+FE0F (`❤`)
@@ -14,5 +17,6 @@ const PICTOGRAPH_REGEXP =
 
 /** True when `text` is exactly one emoji (never for the empty string). */
 export function isOneEmoji(text: string): boolean {
-  return RGI_EMOJI_REGEXP.test(text) || PICTOGRAPH_REGEXP.test(text);
+  rgiEmojiRegexp ??= new RegExp("^\\p{RGI_Emoji}$", "v");
+  return rgiEmojiRegexp.test(text) || PICTOGRAPH_REGEXP.test(text);
 }

@@ -1,0 +1,147 @@
+// What `serve` loads: the libSQL client, the S3 client, the simulator and the
+// admin CLI only when a configuration or a command needs them. One test reads
+// the static module graph (`deno info --json`), the other the modules a real
+// `serve` on a file database with media on disk evaluates (`-L debug` logs
+// every ES module V8 loads).
+import assert from "node:assert/strict";
+import { fileURLToPath } from "node:url";
+import { freePort, waitFor } from "../_support/wait.ts";
+
+const ROOT = new URL("../../", import.meta.url);
+const MAIN = new URL("main.ts", ROOT).href;
+
+/** Loaded only by the configuration or command that needs them. */
+const LAZY: { what: string; match: (url: string) => boolean }[] = [
+  { what: "the libSQL client", match: (u) => /[/:]@?libsql[/+@]/.test(u) },
+  {
+    what: "libsql_dialect.ts",
+    match: (u) => u.endsWith("/db/libsql_dialect.ts"),
+  },
+  { what: "aws4fetch", match: (u) => u.includes("aws4fetch") },
+  {
+    what: "s3_blob_store.ts",
+    match: (u) => u.endsWith("/storage/s3_blob_store.ts"),
+  },
+  { what: "the simulator", match: (u) => u.includes("/src/simulator/") },
+  {
+    what: "the dev and admin CLI",
+    match: (u) =>
+      /\/src\/cli\/(admin|dev|social_cli|templates_cli|simulator_cli)\.ts$/
+        .test(u),
+  },
+];
+
+function lazyIn(urls: Iterable<string>): string[] {
+  return [...urls].filter((u) => LAZY.some((l) => l.match(u)));
+}
+
+interface InfoDependency {
+  code?: { specifier: string };
+  isDynamic?: boolean;
+}
+interface Info {
+  modules: { specifier: string; dependencies?: InfoDependency[] }[];
+  redirects: Record<string, string>;
+}
+
+async function moduleGraph(): Promise<Info> {
+  const out = await new Deno.Command(Deno.execPath(), {
+    args: ["info", "--json", MAIN],
+    cwd: fileURLToPath(ROOT),
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  assert.ok(out.success, new TextDecoder().decode(out.stderr));
+  return JSON.parse(new TextDecoder().decode(out.stdout));
+}
+
+/** Modules reachable from main.ts through code imports (and dynamic ones when asked). */
+function reachable(info: Info, followDynamic: boolean): Set<string> {
+  const modules = new Map(info.modules.map((m) => [m.specifier, m]));
+  const seen = new Set<string>();
+  const stack = [MAIN];
+  while (stack.length) {
+    const specifier = stack.pop()!;
+    const target = info.redirects[specifier] ?? specifier;
+    if (seen.has(target)) continue;
+    seen.add(target);
+    for (const dep of modules.get(target)?.dependencies ?? []) {
+      if (dep.code && (followDynamic || !dep.isDynamic)) {
+        stack.push(dep.code.specifier);
+      }
+    }
+  }
+  return seen;
+}
+
+Deno.test("main.ts imports the libSQL client, the S3 client, the simulator and the admin CLI only dynamically, and never fast-check", async () => {
+  const info = await moduleGraph();
+  const staticGraph = reachable(info, false);
+  const fullGraph = reachable(info, true);
+  assert.ok(staticGraph.has(new URL("src/http/app.ts", ROOT).href));
+  assert.deepEqual(lazyIn(staticGraph), [], "statically imported");
+  // Still in the graph through import() with a literal, so `deno compile` embeds them.
+  for (const lazy of LAZY) {
+    assert.ok(
+      [...fullGraph].some(lazy.match),
+      `${lazy.what} is not reachable through a dynamic import`,
+    );
+  }
+  assert.deepEqual(
+    [...fullGraph].filter((u) => u.includes("fast-check")),
+    [],
+  );
+});
+
+/** Modules V8 loaded, from Deno's debug log (a code cache hit or a fresh compile). */
+function loadedModules(log: string): Set<string> {
+  const found = log.matchAll(
+    /(?:V8 code cache hit for|Updating V8 code cache for) ES module: ([^\s,]+)/g,
+  );
+  return new Set([...found].map((m) => m[1]!));
+}
+
+Deno.test("serve on a file database with media on disk evaluates none of them", async () => {
+  const dataDir = await Deno.makeTempDir({ prefix: "bm-lazy-" });
+  const port = freePort();
+  const child = new Deno.Command(Deno.execPath(), {
+    args: ["run", "-L", "debug", "-A", MAIN, "serve"],
+    cwd: fileURLToPath(ROOT),
+    clearEnv: true,
+    env: {
+      PATH: Deno.env.get("PATH") ?? "",
+      HOME: Deno.env.get("HOME") ?? "",
+      ...(Deno.env.get("DENO_DIR")
+        ? { DENO_DIR: Deno.env.get("DENO_DIR")! }
+        : {}),
+      PORT: String(port),
+      HOST: "127.0.0.1",
+      DATA_DIR: dataDir,
+      DATABASE_URL: `file:${dataDir}/app.db`,
+      MEDIA_STORE: `file:${dataDir}/media`,
+      SECRET_KEY: "lazy-imports-secret-key-0123456789abcdef",
+      PUBLIC_BASE_URL: `http://127.0.0.1:${port}`,
+      LOG_LEVEL: "warn",
+    },
+    stdin: "null",
+    stdout: "null",
+    stderr: "piped",
+  }).spawn();
+  const log = new Response(child.stderr).text();
+  try {
+    await waitFor(async () => {
+      const res = await fetch(`http://127.0.0.1:${port}/readyz`);
+      await res.body?.cancel();
+      return res.status === 200;
+    }, { timeoutMs: 60_000, what: "serve to be ready" });
+  } finally {
+    child.kill("SIGTERM");
+    await child.status;
+    await Deno.remove(dataDir, { recursive: true });
+  }
+  const loaded = loadedModules(await log);
+  // The log names the modules serve runs, so an empty answer below means something.
+  assert.ok(loaded.has(MAIN), "the debug log lists no modules");
+  assert.ok(loaded.has(new URL("src/http/app.ts", ROOT).href));
+  assert.deepEqual(lazyIn(loaded), []);
+});
