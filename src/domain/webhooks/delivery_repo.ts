@@ -13,12 +13,9 @@ import {
   type DeliveryStatus,
 } from "./delivery.ts";
 
-/**
- * `status = 'pending'` written as a literal: the partial indexes of pending
- * rows are only usable when the query states their condition verbatim (a
- * bound parameter would not prove it).
- */
-const PENDING = sql<boolean>`status = 'pending'`;
+// `status = 'pending'` is written as a literal in the statements below: the
+// partial indexes of pending rows are only usable when the query states their
+// condition verbatim (a bound parameter would not prove it).
 
 /**
  * Runs SQL written out in full: the statements every event or attempt runs
@@ -137,10 +134,12 @@ export async function dependentsOf(
   db: Executor,
   rootId: string,
 ): Promise<string[]> {
-  const rows = await db.selectFrom("webhook_deliveries").select("id")
-    .where("after_root_id", "=", rootId)
-    .where(PENDING)
-    .execute();
+  const { rows } = await runPrecompiled<{ id: string }>(
+    db,
+    `select id from webhook_deliveries
+      where after_root_id = ? and status = 'pending'`,
+    [rootId],
+  );
   return rows.map((r) => r.id);
 }
 
