@@ -31,6 +31,21 @@ export async function runPrecompiled<R>(
   return { rows: r.rows, changes: Number(r.numAffectedRows ?? 0) };
 }
 
+/** The columns an attempt writes (finishAttempt), in statement order. */
+const RESULT_COLUMNS = [
+  "status",
+  "status_code",
+  "outcome",
+  "error_message",
+  "duration_ms",
+  "response_excerpt",
+  "redirect_location",
+  "redirect_status_code",
+  "first_attempt_at",
+  "attempted_at",
+  "next_attempt_at",
+] as const satisfies ReadonlyArray<keyof AttemptResult>;
+
 const DELIVERY_COLUMNS = [
   "id",
   "account_id",
@@ -42,19 +57,9 @@ const DELIVERY_COLUMNS = [
   "after_root_id",
   "kind",
   "attempt",
-  "status",
   "payload_hash",
-  "status_code",
-  "outcome",
-  "error_message",
-  "duration_ms",
-  "response_excerpt",
-  "redirect_location",
-  "redirect_status_code",
-  "first_attempt_at",
-  "attempted_at",
-  "next_attempt_at",
   "created_at",
+  ...RESULT_COLUMNS,
 ] as const satisfies ReadonlyArray<keyof WebhookDeliveriesTable>;
 
 const ROW_PLACEHOLDERS = `(${DELIVERY_COLUMNS.map(() => "?").join(", ")})`;
@@ -239,20 +244,6 @@ export async function skipQueue(
     await new Promise((resolve) => setTimeout(resolve, SKIP_PAUSE_MS));
   }
 }
-
-const RESULT_COLUMNS = [
-  "status",
-  "status_code",
-  "outcome",
-  "error_message",
-  "duration_ms",
-  "response_excerpt",
-  "redirect_location",
-  "redirect_status_code",
-  "first_attempt_at",
-  "attempted_at",
-  "next_attempt_at",
-] as const satisfies ReadonlyArray<keyof AttemptResult>;
 
 const FINISH_ATTEMPT = `update webhook_deliveries set ${
   RESULT_COLUMNS.map((c) => `${c} = ?`).join(", ")
