@@ -157,7 +157,10 @@ export async function startServeBench(options: {
       ...["--rate-limit", "100000000", "--name", "bench"],
     ]);
     await options.prepare?.(cli);
-    server = await startServer({ env, port, dataDir });
+    // e.g. BENCH_SERVER_FLAGS="--cpu-prof --cpu-prof-dir=/tmp/prof"
+    const denoFlags = (Deno.env.get("BENCH_SERVER_FLAGS") ?? "").split(/\s+/)
+      .filter(Boolean);
+    server = await startServer({ env, port, dataDir, denoFlags });
     if (canPin) {
       const pinned = await pin(server.proc.child.pid, `${SERVER_CORE}`) &&
         await pin(sim.proc.child.pid, `${OTHER_CORE}`);

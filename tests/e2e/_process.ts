@@ -51,10 +51,14 @@ const MAX_OUTPUT_CHARS = 4_000_000;
 /** The program's command line for `args`. */
 export function programCommand(
   args: string[],
+  denoFlags: string[] = [],
 ): { cmd: string; args: string[] } {
   const bin = Deno.env.get("APP_BIN");
   if (bin) return { cmd: bin, args };
-  return { cmd: Deno.execPath(), args: ["run", "-A", MAIN, ...args] };
+  return {
+    cmd: Deno.execPath(),
+    args: ["run", "-A", ...denoFlags, MAIN, ...args],
+  };
 }
 
 function childEnv(env: Record<string, string>): Record<string, string> {
@@ -73,8 +77,12 @@ export class Proc {
   #err = "";
   #pumps: Promise<void>[];
 
-  constructor(args: string[], env: Record<string, string>) {
-    const { cmd, args: argv } = programCommand(args);
+  constructor(
+    args: string[],
+    env: Record<string, string>,
+    denoFlags: string[] = [],
+  ) {
+    const { cmd, args: argv } = programCommand(args, denoFlags);
     this.child = new Deno.Command(cmd, {
       args: argv,
       env: childEnv(env),
@@ -193,6 +201,8 @@ export interface ServerOptions {
   readyTimeoutMs?: number;
   /** HOST=127.0.0.1 is set unless this is true (then the program's own default applies). */
   defaultHost?: boolean;
+  /** Flags of `deno run` before main.ts (e.g. --cpu-prof); ignored with APP_BIN. */
+  denoFlags?: string[];
 }
 
 export interface ServerProcess extends AsyncDisposable {
@@ -235,7 +245,7 @@ export async function startServer(
     DATA_DIR: dataDir,
   };
   const startedAt = Date.now();
-  const proc = new Proc([command], env);
+  const proc = new Proc([command], env, options.denoFlags);
   await waitUntilServing(
     proc,
     `${baseUrl}/readyz`,

@@ -91,3 +91,22 @@ webhookTest(
     );
   },
 );
+
+webhookTest(
+  "deliveries that wait for contact.created are not run before it ends, then at once",
+  async (h, receiver) => {
+    const hook = await h.subscribe({ url: receiver.url, events: ALL });
+    await customerWrites(h, nextPhone(), "Hola");
+    // Only contact.created is due; its success wakes the two waiting
+    // deliveries in the same run, so each job runs once and none is put back.
+    assert.equal(await h.deliver(), 3);
+    const events = receiver.received.filter((r) => r.json.webhookId === hook.id)
+      .map((r) => r.json.event);
+    assert.equal(events[0], "contact.created");
+    assert.deepEqual(events.slice(1).sort(), [
+      "conversation.created",
+      "message.received",
+    ]);
+    assert.equal(await h.deliver(), 0);
+  },
+);

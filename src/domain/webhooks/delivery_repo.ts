@@ -1,4 +1,4 @@
-import { type ExpressionBuilder, sql } from "kysely";
+import { CompiledQuery, type ExpressionBuilder, sql } from "kysely";
 import type {
   Database,
   Db,
@@ -13,12 +13,64 @@ import {
   type DeliveryStatus,
 } from "./delivery.ts";
 
+// `status = 'pending'` is written as a literal in the statements below: the
+// partial indexes of pending rows are only usable when the query states their
+// condition verbatim (a bound parameter would not prove it).
+
 /**
- * `status = 'pending'` written as a literal: the partial indexes of pending
- * rows are only usable when the query states their condition verbatim (a
- * bound parameter would not prove it).
+ * Runs SQL written out in full: the statements every event or attempt runs
+ * skip Kysely's building and compiling (the SQLite driver reuses the prepared
+ * statement of the same text).
  */
-const PENDING = sql<boolean>`status = 'pending'`;
+export async function runPrecompiled<R>(
+  db: Executor,
+  text: string,
+  params: readonly unknown[],
+): Promise<{ rows: R[]; changes: number }> {
+  const r = await db.executeQuery<R>(CompiledQuery.raw(text, [...params]));
+  return { rows: r.rows, changes: Number(r.numAffectedRows ?? 0) };
+}
+
+/** The columns an attempt writes (finishAttempt), in statement order. */
+const RESULT_COLUMNS = [
+  "status",
+  "status_code",
+  "outcome",
+  "error_message",
+  "duration_ms",
+  "response_excerpt",
+  "redirect_location",
+  "redirect_status_code",
+  "first_attempt_at",
+  "attempted_at",
+  "next_attempt_at",
+] as const satisfies ReadonlyArray<keyof AttemptResult>;
+
+const DELIVERY_COLUMNS = [
+  "id",
+  "account_id",
+  "webhook_id",
+  "root_id",
+  "event_id",
+  "event",
+  "subject_id",
+  "after_root_id",
+  "kind",
+  "attempt",
+  "payload_hash",
+  "created_at",
+  ...RESULT_COLUMNS,
+] as const satisfies ReadonlyArray<keyof WebhookDeliveriesTable>;
+
+const ROW_PLACEHOLDERS = `(${DELIVERY_COLUMNS.map(() => "?").join(", ")})`;
+const insertTexts: string[] = [];
+
+/** `insert into webhook_deliveries` of `n` rows, built once per n. */
+function insertText(n: number): string {
+  return insertTexts[n] ??= `insert into webhook_deliveries (${
+    DELIVERY_COLUMNS.join(", ")
+  }) values ${Array(n).fill(ROW_PLACEHOLDERS).join(", ")}`;
+}
 
 /** Inserts delivery rows in one statement per 100. */
 export async function insertDeliveries(
@@ -26,8 +78,9 @@ export async function insertDeliveries(
   rows: WebhookDeliveriesTable[],
 ): Promise<void> {
   for (let i = 0; i < rows.length; i += 100) {
-    await db.insertInto("webhook_deliveries").values(rows.slice(i, i + 100))
-      .execute();
+    const chunk = rows.slice(i, i + 100);
+    const params = chunk.flatMap((r) => DELIVERY_COLUMNS.map((c) => r[c]));
+    await runPrecompiled(db, insertText(chunk.length), params);
   }
 }
 
@@ -40,23 +93,19 @@ export interface AttemptRow extends WebhookDeliveriesTable {
   data: string | null;
 }
 
+const FIND_ATTEMPT_ROW = `select d.*, w.url, w.enabled, w.secret_enc,
+  w.headers_enc, e.data
+  from webhook_deliveries as d
+  inner join webhooks as w on w.id = d.webhook_id
+  left join events as e on e.id = d.event_id
+  where d.id = ?`;
+
 export async function findAttemptRow(
   db: Executor,
   id: string,
 ): Promise<AttemptRow | undefined> {
-  return await db.selectFrom("webhook_deliveries as d")
-    .innerJoin("webhooks as w", "w.id", "d.webhook_id")
-    .leftJoin("events as e", "e.id", "d.event_id")
-    .selectAll("d")
-    .select([
-      "w.url",
-      "w.enabled",
-      "w.secret_enc",
-      "w.headers_enc",
-      "e.data",
-    ])
-    .where("d.id", "=", id)
-    .executeTakeFirst();
+  const { rows } = await runPrecompiled<AttemptRow>(db, FIND_ATTEMPT_ROW, [id]);
+  return rows[0];
 }
 
 /** One row of the subscription's log, or undefined. */
@@ -76,10 +125,13 @@ export async function pendingOfChain(
   db: Executor,
   rootId: string,
 ): Promise<{ next_attempt_at: string | null } | undefined> {
-  return await db.selectFrom("webhook_deliveries")
-    .select("next_attempt_at")
-    .where("root_id", "=", rootId).where(PENDING)
-    .executeTakeFirst();
+  const { rows } = await runPrecompiled<{ next_attempt_at: string | null }>(
+    db,
+    `select next_attempt_at from webhook_deliveries
+      where root_id = ? and status = 'pending' limit 1`,
+    [rootId],
+  );
+  return rows[0];
 }
 
 /** Pending attempts that wait for the chain `rootId` to end. */
@@ -87,10 +139,12 @@ export async function dependentsOf(
   db: Executor,
   rootId: string,
 ): Promise<string[]> {
-  const rows = await db.selectFrom("webhook_deliveries").select("id")
-    .where("after_root_id", "=", rootId)
-    .where(PENDING)
-    .execute();
+  const { rows } = await runPrecompiled<{ id: string }>(
+    db,
+    `select id from webhook_deliveries
+      where after_root_id = ? and status = 'pending'`,
+    [rootId],
+  );
   return rows.map((r) => r.id);
 }
 
@@ -100,13 +154,16 @@ export async function pendingContactCreated(
   input: { webhookIds: string[]; subjectId: string },
 ): Promise<Map<string, string>> {
   if (input.webhookIds.length === 0) return new Map();
-  const rows = await db.selectFrom("webhook_deliveries")
-    .select(["webhook_id", "root_id"])
-    .where("webhook_id", "in", input.webhookIds)
-    .where("subject_id", "=", input.subjectId)
-    .where(PENDING)
-    .where(sql<boolean>`event = 'contact.created'`)
-    .execute();
+  const { rows } = await runPrecompiled<
+    { webhook_id: string; root_id: string }
+  >(
+    db,
+    `select webhook_id, root_id from webhook_deliveries
+      where webhook_id in (${input.webhookIds.map(() => "?").join(", ")})
+        and subject_id = ? and status = 'pending'
+        and event = 'contact.created'`,
+    [...input.webhookIds, input.subjectId],
+  );
   return new Map(rows.map((r) => [r.webhook_id, r.root_id]));
 }
 
@@ -188,16 +245,21 @@ export async function skipQueue(
   }
 }
 
+const FINISH_ATTEMPT = `update webhook_deliveries set ${
+  RESULT_COLUMNS.map((c) => `${c} = ?`).join(", ")
+} where id = ? and status = 'pending'`;
+
 /** Writes an attempt's result; false when the row is no longer pending (another run wrote it). */
 export async function finishAttempt(
   db: Executor,
   id: string,
   result: AttemptResult,
 ): Promise<boolean> {
-  const r = await db.updateTable("webhook_deliveries").set(result)
-    .where("id", "=", id).where("status", "=", "pending")
-    .executeTakeFirst();
-  return Number(r.numUpdatedRows) === 1;
+  const { changes } = await runPrecompiled(db, FINISH_ATTEMPT, [
+    ...RESULT_COLUMNS.map((c) => result[c]),
+    id,
+  ]);
+  return changes === 1;
 }
 
 export interface DeliveryListQuery {

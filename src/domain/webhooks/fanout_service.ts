@@ -12,6 +12,13 @@ export { DELIVER_JOB } from "./delivery.ts";
 /** Job-level tries of one attempt row (hourly once backed off: about a week). */
 const DELIVERY_JOB_MAX_ATTEMPTS = 200;
 
+/**
+ * When an attempt that waits for its contact's contact.created first runs:
+ * the end of that chain wakes it at once (runNow), so it is not claimed only
+ * to be put back while the first is still on its way; this is the backstop.
+ */
+export const WAITING_BACKSTOP_MS = 30_000;
+
 export interface FannedEvent {
   eventId: string;
   accountId: string;
@@ -88,6 +95,13 @@ export async function fanOut(
   });
   await insertDeliveries(trx, rows);
   const pending = rows.filter((r) => r.status === "pending");
-  await enqueueMany(trx, pending.map((r) => deliveryJob(r)), now);
+  const backstop = new Date(now.getTime() + WAITING_BACKSTOP_MS);
+  await enqueueMany(
+    trx,
+    pending.map((r) =>
+      deliveryJob(r, r.after_root_id ? { runAt: backstop } : {})
+    ),
+    now,
+  );
   return pending.length;
 }

@@ -1,5 +1,6 @@
 import type { Executor, WebhooksTable } from "../../db/schema.ts";
 import { fromJson } from "../../db/json.ts";
+import { runPrecompiled } from "./delivery_repo.ts";
 import {
   AUTO_DISABLE_AFTER,
   type Webhook,
@@ -81,9 +82,12 @@ export async function subscribersOf(
   db: Executor,
   accountId: string,
 ): Promise<Array<{ id: string; events: string; enabled: number }>> {
-  return await db.selectFrom("webhooks")
-    .select(["id", "events", "enabled"])
-    .where("account_id", "=", accountId).execute();
+  const { rows } = await runPrecompiled<
+    { id: string; events: string; enabled: number }
+  >(db, "select id, events, enabled from webhooks where account_id = ?", [
+    accountId,
+  ]);
+  return rows;
 }
 
 /**
@@ -97,11 +101,12 @@ export async function recordDeliveryOutcome(
   outcome: { success: boolean; at: string },
 ): Promise<boolean> {
   if (outcome.success) {
-    await db.updateTable("webhooks").set({
-      consecutive_failures: 0,
-      last_delivery_at: outcome.at,
-      last_delivery_status: "success",
-    }).where("id", "=", id).execute();
+    await runPrecompiled(
+      db,
+      `update webhooks set consecutive_failures = 0, last_delivery_at = ?,
+        last_delivery_status = 'success' where id = ?`,
+      [outcome.at, id],
+    );
     return false;
   }
   const counted = await db.updateTable("webhooks").set((eb) => ({

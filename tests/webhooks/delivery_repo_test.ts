@@ -1,0 +1,85 @@
+import assert from "node:assert/strict";
+import type { WebhookDeliveriesTable } from "../../src/db/schema.ts";
+import {
+  type AttemptResult,
+  findDelivery,
+  finishAttempt,
+  insertDeliveries,
+} from "../../src/domain/webhooks/delivery_repo.ts";
+import { ENGINES } from "../_harness.ts";
+import { webhookTest } from "../_support/webhooks.ts";
+
+for (const engine of ENGINES) {
+  webhookTest(
+    `[${engine}] the written-out insert and attempt update keep every column`,
+    async (h, receiver) => {
+      const hook = await h.subscribe({
+        url: receiver.url,
+        events: ["contact.created"],
+      });
+      const db = h.container.db;
+      // Every column set, none to its default, so a column left out of the
+      // statements would read back differently.
+      const row = (id: string): WebhookDeliveriesTable => ({
+        id,
+        account_id: h.tenant.account.id,
+        webhook_id: hook.id,
+        root_id: `${id}-root`,
+        event_id: `${id}-event`,
+        event: "contact.created",
+        subject_id: `${id}-subject`,
+        after_root_id: `${id}-after`,
+        kind: "replay",
+        attempt: 3,
+        status: "pending",
+        payload_hash: `${id}-hash`,
+        status_code: 502,
+        outcome: "5xx",
+        error_message: "earlier",
+        duration_ms: 17,
+        response_excerpt: "bad gateway",
+        redirect_location: "https://example.com/x",
+        redirect_status_code: 301,
+        first_attempt_at: "2026-01-01T00:00:00.000Z",
+        attempted_at: "2026-01-01T00:00:01.000Z",
+        next_attempt_at: "2026-01-01T00:00:02.000Z",
+        created_at: "2026-01-01T00:00:03.000Z",
+      });
+      const rows = [row("d-1"), row("d-2")];
+      await insertDeliveries(db, rows);
+      // A plain object: node:sqlite rows have a null prototype.
+      const read = async (id: string) => ({
+        ...await findDelivery(db, {
+          accountId: h.tenant.account.id,
+          webhookId: hook.id,
+          id,
+        }),
+      });
+      assert.deepEqual(await read("d-1"), rows[0]);
+      assert.deepEqual(await read("d-2"), rows[1]);
+
+      const result: AttemptResult = {
+        status: "success",
+        status_code: 200,
+        outcome: "2xx",
+        error_message: null,
+        duration_ms: 5,
+        response_excerpt: "ok",
+        redirect_location: null,
+        redirect_status_code: null,
+        first_attempt_at: "2026-01-01T00:00:04.000Z",
+        attempted_at: "2026-01-01T00:00:05.000Z",
+        next_attempt_at: null,
+      };
+      assert.equal(await finishAttempt(db, "d-1", result), true);
+      assert.deepEqual(await read("d-1"), {
+        ...rows[0],
+        ...result,
+      });
+      // Only a pending row is written, once.
+      assert.equal(await finishAttempt(db, "d-1", result), false);
+      assert.deepEqual(await read("d-2"), rows[1]);
+    },
+    { engine },
+  );
+}
