@@ -144,6 +144,13 @@ export interface ClaimOptions {
    * whose last claim came back full passes false: there is more.
    */
   probe?: boolean;
+  /**
+   * The last `slots` of `limit` take only jobs with priority <= `maxPriority`
+   * (the reserved slot of the worker pool), in the same statement: jobs are
+   * taken in priority order, so a job past `limit - slots` that is not
+   * urgent means no urgent job is left. Not with `groups`.
+   */
+  reserve?: { slots: number; maxPriority: number };
 }
 
 /**
@@ -211,6 +218,25 @@ export async function claim(db: Db, opts: ClaimOptions): Promise<JobRow[]> {
   );
 }
 
+/** The ids to claim: the first `limit` due jobs, the reserved ones only if urgent. */
+function pick(
+  due: { text: string; params: unknown[] },
+  limit: number,
+  reserve: ClaimOptions["reserve"],
+): { text: string; params: unknown[] } {
+  const reserved = reserve !== undefined && reserve.slots > 0;
+  const first = `select id${reserved ? ", priority, run_at" : ""}
+      from jobs where ${due.text} order by priority, run_at limit ?`;
+  if (!reserved) return { text: first, params: [...due.params, limit] };
+  return {
+    text: `select id from (
+        select id, priority, row_number() over (order by priority, run_at) as n
+        from (${first}))
+      where n <= ? or priority <= ?`,
+    params: [...due.params, limit, limit - reserve.slots, reserve.maxPriority],
+  };
+}
+
 async function claimWhere(
   db: Db,
   opts: ClaimOptions,
@@ -229,6 +255,7 @@ async function claimWhere(
     ));
     if (any.length === 0) return [];
   }
+  const picked = pick(due, limit, groups.only === undefined ? opts.reserve : undefined);
   // **A job is claimed by exactly one worker: the select and the update are ONE statement, so
   // SQLite's single writer (or sqld's) serialises two claimers and the second sees `running`.**
   // The state list is written as literals so the planner can use the partial jobs_claim_idx.
@@ -242,16 +269,13 @@ async function claimWhere(
         locked_until = ?,
         lease_token = lower(hex(randomblob(16))),
         updated_at = ?
-    where id in (
-      select id from jobs where ${due.text}
-      order by priority, run_at limit ?)
+    where id in (${picked.text})
     returning *`,
     [
       opts.workerId,
       toDbTime(addMs(opts.now, opts.leaseMs)),
       now,
-      ...due.params,
-      limit,
+      ...picked.params,
     ],
   ));
   return rows.map(toJobRow);
