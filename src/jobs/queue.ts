@@ -7,7 +7,9 @@ import { newId } from "../ids.ts";
 import { backoffMs } from "./retry_policy.ts";
 import { claimPlan } from "./groups.ts";
 import { LAST_ATTEMPT_SQL, PAST_LAST_ATTEMPT_SQL } from "./attempts.ts";
+import { DEFAULT_MAX_ATTEMPTS, JOB_KINDS, type KindSpec } from "./kinds.ts";
 import type {
+  AnyJobInput,
   ClaimedJob,
   EnqueueInput,
   FailOutcome,
@@ -17,6 +19,7 @@ import type {
 } from "./types.ts";
 
 export type {
+  AnyJobInput,
   ClaimedJob,
   EnqueueInput,
   FailOutcome,
@@ -26,19 +29,7 @@ export type {
   JobState,
 } from "./types.ts";
 
-/** Lanes: lower runs first, so a live send is claimed before any queued batch work. */
-export const PRIORITY = {
-  live: 0,
-  inbound: 5,
-  /** Tests and replays a user asked for, ahead of the event deliveries queued before them. */
-  webhookManual: 8,
-  webhook: 10,
-  media: 20,
-  batch: 30,
-  maintenance: 40,
-} as const;
-
-export const DEFAULT_MAX_ATTEMPTS = 25;
+export { DEFAULT_MAX_ATTEMPTS, PRIORITY } from "./kinds.ts";
 
 /** Rows per multi-row insert (18 parameters each stays far below SQLite's limit). */
 const INSERT_CHUNK = 100;
@@ -46,7 +37,7 @@ const INSERT_CHUNK = 100;
 /** Longest error text kept per attempt. */
 const MAX_ERROR_CHARS = 2_000;
 
-function toRow(job: EnqueueInput, now: Date): JobsTable {
+function toRow(job: AnyJobInput, now: Date): JobsTable {
   const at = toDbTime(now);
   return {
     id: newId(now.getTime()),
@@ -69,7 +60,22 @@ function toRow(job: EnqueueInput, now: Date): JobsTable {
   };
 }
 
-function toJobRow(r: JobsTable): JobRow {
+function toJobRow(
+  r: Pick<
+    JobsTable,
+    | "id"
+    | "kind"
+    | "priority"
+    | "payload"
+    | "attempt"
+    | "max_attempts"
+    | "run_at"
+    | "lease_token"
+    | "unique_key"
+    | "group_key"
+    | "errors"
+  >,
+): JobRow {
   return {
     id: r.id,
     kind: r.kind,
@@ -91,10 +97,44 @@ function clip(error: string): string {
     : error;
 }
 
-/** Inserts a job in the caller's executor; returns its id, or null when `uniqueKey` already exists. */
+/** A typed job with its kind's defaults filled in (JOB_KINDS). */
+function withDefaults(job: EnqueueInput): AnyJobInput {
+  const spec = JOB_KINDS[job.kind] as KindSpec<never>;
+  const uniqueKey = job.uniqueKey ??
+    spec.uniqueKey?.(job.payload as never);
+  return {
+    ...job,
+    priority: job.priority ?? spec.lane,
+    maxAttempts: job.maxAttempts ?? spec.maxAttempts ?? DEFAULT_MAX_ATTEMPTS,
+    ...(uniqueKey === undefined ? {} : { uniqueKey }),
+  };
+}
+
+/** Inserts a job in the caller's executor; returns its id, or null when its unique key already exists. */
 export async function enqueue(
   db: Executor,
   job: EnqueueInput,
+  now: Date,
+): Promise<string | null> {
+  return await enqueueUnchecked(db, withDefaults(job), now);
+}
+
+/** Inserts many jobs, one statement per 100; jobs whose unique key exists are skipped. */
+export async function enqueueMany(
+  db: Executor,
+  jobs: readonly EnqueueInput[],
+  now: Date,
+): Promise<void> {
+  await enqueueManyUnchecked(db, jobs.map(withDefaults), now);
+}
+
+/**
+ * enqueue() for any kind string, outside JOB_KINDS: the queue's own tests and
+ * benchmarks, whose pools are given their handlers directly.
+ */
+export async function enqueueUnchecked(
+  db: Executor,
+  job: AnyJobInput,
   now: Date,
 ): Promise<string | null> {
   const row = await db.insertInto("jobs").values(toRow(job, now))
@@ -104,10 +144,10 @@ export async function enqueue(
   return row?.id ?? null;
 }
 
-/** Inserts many jobs, one statement per 100; jobs whose `uniqueKey` exists are skipped. */
-export async function enqueueMany(
+/** enqueueMany() for any kind string (see enqueueUnchecked). */
+export async function enqueueManyUnchecked(
   db: Executor,
-  jobs: EnqueueInput[],
+  jobs: readonly AnyJobInput[],
   now: Date,
 ): Promise<void> {
   for (let i = 0; i < jobs.length; i += INSERT_CHUNK) {
@@ -218,6 +258,10 @@ export async function claim(db: Db, opts: ClaimOptions): Promise<JobRow[]> {
   );
 }
 
+/** What a claimer reads of its jobs (toJobRow). */
+const CLAIMED_COLUMNS =
+  "id, kind, priority, payload, attempt, max_attempts, run_at, lease_token, unique_key, group_key, errors";
+
 /** The ids to claim: the first `limit` due jobs, the reserved ones only if urgent. */
 function pick(
   due: { text: string; params: unknown[] },
@@ -255,7 +299,11 @@ async function claimWhere(
     ));
     if (any.length === 0) return [];
   }
-  const picked = pick(due, limit, groups.only === undefined ? opts.reserve : undefined);
+  const picked = pick(
+    due,
+    limit,
+    groups.only === undefined ? opts.reserve : undefined,
+  );
   // **A job is claimed by exactly one worker: the select and the update are ONE statement, so
   // SQLite's single writer (or sqld's) serialises two claimers and the second sees `running`.**
   // The state list is written as literals so the planner can use the partial jobs_claim_idx.
@@ -270,7 +318,7 @@ async function claimWhere(
         lease_token = lower(hex(randomblob(16))),
         updated_at = ?
     where id in (${picked.text})
-    returning *`,
+    returning ${CLAIMED_COLUMNS}`,
     [
       opts.workerId,
       toDbTime(addMs(opts.now, opts.leaseMs)),

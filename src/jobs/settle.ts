@@ -132,9 +132,14 @@ export class Settler {
       } catch (err) {
         // The first job's log line stands for the batch.
         const log = batch[0]!.log;
-        const fields = batch.length === 1 ? { err } : { err, jobs: batch.length };
+        const fields = batch.length === 1
+          ? { err }
+          : { err, jobs: batch.length };
         if (attempt >= SETTLE_TRIES) {
-          log.error("Cannot settle job; it runs again once its lease expires", fields);
+          log.error(
+            "Cannot settle job; it runs again once its lease expires",
+            fields,
+          );
           return;
         }
         log.warn("Cannot settle job; trying again", fields);
@@ -180,8 +185,9 @@ export class Settler {
         error: (p.outcome as { error: string }).error,
         state: states.get(p.job.id),
       };
-      if (fields.state === "discarded") p.log.error("Job failed for good", fields);
-      else p.log.warn("Job failed", fields);
+      if (fields.state === "discarded") {
+        p.log.error("Job failed for good", fields);
+      } else p.log.warn("Job failed", fields);
     }
     for (const p of snoozed) {
       p.log.debug("Job snoozed", {

@@ -5,6 +5,7 @@ import { waitFor } from "../_support/wait.ts";
 import type { Logger } from "../../src/log.ts";
 import {
   DEFAULT_SCHEDULES,
+  type Schedule,
   scheduledTick,
   startCron,
 } from "../../src/cron/schedules.ts";
@@ -50,7 +51,10 @@ Deno.test("startCron() enqueues one job per tick with two instances running", as
     clock: h.clock,
     log: recordingLogger(lines),
   };
-  const schedules = [{ kind: "t.tick", pattern: "* * * * * *" }];
+  const schedules: Schedule[] = [{
+    kind: "jobs.rescue",
+    pattern: "* * * * * *",
+  }];
   const first = startCron(deps, schedules);
   const second = startCron(deps, schedules);
   try {
@@ -68,11 +72,11 @@ Deno.test("startCron() enqueues one job per tick with two instances running", as
   const attempts = attemptsByTick(lines);
   const rows = await h.container.db.selectFrom("jobs")
     .select(["unique_key", "priority", "state"])
-    .where("kind", "=", "t.tick").execute();
+    .where("kind", "=", "jobs.rescue").execute();
   assert.equal(rows.length, attempts.size, "one job per tick");
   for (const [tick, outcomes] of attempts) {
     assert.match(tick, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.000Z$/);
-    assert.ok(rows.some((r) => r.unique_key === `cron:t.tick:${tick}`));
+    assert.ok(rows.some((r) => r.unique_key === `cron:jobs.rescue:${tick}`));
     if (outcomes.length === 2) {
       assert.deepEqual(outcomes, [
         "Cron tick already enqueued",

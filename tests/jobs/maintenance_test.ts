@@ -7,8 +7,8 @@ import {
   claim,
   complete,
   countByState,
-  enqueue,
-  enqueueMany,
+  enqueueManyUnchecked,
+  enqueueUnchecked,
   PRIORITY,
 } from "../../src/jobs/queue.ts";
 import {
@@ -34,7 +34,7 @@ function maintenancePool(h: Harness): WorkerPool {
 }
 
 async function runMaintenance(h: Harness, kind: string): Promise<void> {
-  await enqueue(h.container.db, {
+  await enqueueUnchecked(h.container.db, {
     kind,
     payload: {},
     priority: PRIORITY.maintenance,
@@ -44,7 +44,11 @@ async function runMaintenance(h: Harness, kind: string): Promise<void> {
 
 engineTest("jobs.rescue hands back jobs whose lease expired", async (h) => {
   const db = h.container.db;
-  await enqueue(db, { kind: "t.x", payload: {}, priority: 0 }, h.clock.now());
+  await enqueueUnchecked(
+    db,
+    { kind: "t.x", payload: {}, priority: 0 },
+    h.clock.now(),
+  );
   await claim(db, {
     workerId: "dead",
     limit: 1,
@@ -65,7 +69,7 @@ engineTest(
     const clock = h.clock as ManualClock;
     const start = clock.now();
     const accountId = h.tenant.account.id;
-    await enqueueMany(db, [
+    await enqueueManyUnchecked(db, [
       { kind: "t.old", payload: {}, priority: 0 },
       { kind: "t.old", payload: {}, priority: 0 },
     ], start);

@@ -83,13 +83,11 @@ export async function acceptMetaWebhook(
       error,
     }).execute();
     if (error) return;
-    await enqueue(trx, {
-      kind: "meta.inbound",
-      payload: { payloadId: id },
-      priority: PRIORITY.inbound,
-      uniqueKey: `meta.inbound:${id}`,
-      maxAttempts: 20,
-    }, now);
+    await enqueue(
+      trx,
+      { kind: "meta.inbound", payload: { payloadId: id } },
+      now,
+    );
   });
   if (error) {
     deps.log.warn("Stored a signed webhook that cannot be processed", {

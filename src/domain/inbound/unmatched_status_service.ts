@@ -6,7 +6,7 @@ import type { Db, Executor } from "../../db/schema.ts";
 import type { Clock } from "../../clock.ts";
 import type { Logger } from "../../log.ts";
 import { RetryLater } from "../../errors.ts";
-import { enqueue, PRIORITY } from "../../jobs/queue.ts";
+import { enqueue } from "../../jobs/queue.ts";
 import { findChannelByUpstreamId } from "../channels/channel_repo.ts";
 import { applyStatus } from "./inbound_apply_service.ts";
 import { MetaPayload, MetaStatus, MetaValue } from "./meta_payload.ts";
@@ -38,14 +38,11 @@ export async function enqueueStatusRetry(
   at: StatusAt,
   now: Date,
 ): Promise<void> {
+  // Lane, attempts and unique key (one per status): JOB_KINDS["meta.status"].
   await enqueue(trx, {
     kind: STATUS_RETRY_JOB,
     payload: at,
-    priority: PRIORITY.inbound,
     runAt: new Date(now.getTime() + MIN_DELAY_MS),
-    uniqueKey:
-      `${STATUS_RETRY_JOB}:${at.payloadId}:${at.entry}.${at.change}.${at.status}`,
-    maxAttempts: 20,
   }, now);
 }
 
