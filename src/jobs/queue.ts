@@ -7,7 +7,12 @@ import { newId } from "../ids.ts";
 import { backoffMs } from "./retry_policy.ts";
 import { claimPlan } from "./groups.ts";
 import { LAST_ATTEMPT_SQL, PAST_LAST_ATTEMPT_SQL } from "./attempts.ts";
-import { DEFAULT_MAX_ATTEMPTS, JOB_KINDS, type KindSpec } from "./kinds.ts";
+import {
+  DEFAULT_MAX_ATTEMPTS,
+  isJobKind,
+  JOB_KINDS,
+  type KindSpec,
+} from "./kinds.ts";
 import type {
   AnyJobInput,
   ClaimedJob,
@@ -99,6 +104,10 @@ function clip(error: string): string {
 
 /** A typed job with its kind's defaults filled in (JOB_KINDS). */
 function withDefaults(job: EnqueueInput): AnyJobInput {
+  // Typed callers cannot get here with another kind; a cast or a stored kind can.
+  if (!isJobKind(job.kind)) {
+    throw new Error(`Cannot enqueue job: unknown kind "${job.kind}"`);
+  }
   const spec = JOB_KINDS[job.kind] as KindSpec<never>;
   const uniqueKey = job.uniqueKey ??
     spec.uniqueKey?.(job.payload as never);

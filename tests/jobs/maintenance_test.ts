@@ -11,11 +11,15 @@ import {
   enqueueUnchecked,
   PRIORITY,
 } from "../../src/jobs/queue.ts";
-import {
-  maintenanceHandlers,
-  RETENTION_MS,
-} from "../../src/jobs/maintenance.ts";
+import { RETENTION_MS } from "../../src/jobs/maintenance.ts";
+import { createJobHandlers } from "../../src/jobs/registry.ts";
 import { WorkerPool } from "../../src/jobs/worker_pool.ts";
+
+/** The registry's handlers of the housekeeping kinds. */
+function maintenanceHandlers(h: Harness) {
+  const all = createJobHandlers(h.container);
+  return { "jobs.rescue": all["jobs.rescue"], "jobs.prune": all["jobs.prune"] };
+}
 
 const DAY = 24 * 60 * 60 * 1_000;
 
@@ -24,11 +28,7 @@ function maintenancePool(h: Harness): WorkerPool {
     db: h.container.db,
     clock: h.clock,
     log: createLogger("silent"),
-    handlers: maintenanceHandlers({
-      db: h.container.db,
-      clock: h.clock,
-      retentionDays: 30,
-    }),
+    handlers: maintenanceHandlers(h),
     concurrency: 1,
   });
 }

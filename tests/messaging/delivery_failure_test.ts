@@ -3,6 +3,9 @@ import { createHarness, type Harness } from "../_harness.ts";
 import { createTemplate } from "../../src/domain/templates/template_service.ts";
 import { acceptMessage } from "../../src/domain/messages/send_service.ts";
 import { deliverMessage } from "../../src/domain/messages/delivery_service.ts";
+import type { Container } from "../../src/container.ts";
+import { createJobHandlers } from "../../src/jobs/registry.ts";
+import { createLogger } from "../../src/log.ts";
 import { processInboundPayload } from "../../src/domain/inbound/inbound_service.ts";
 import {
   retryUnmatchedStatus,
@@ -38,6 +41,32 @@ async function statusOf(h: Harness, id: string) {
     .executeTakeFirstOrThrow();
 }
 
+/** Runs the registry's message.send handler as attempt `attempt` of `maxAttempts`. */
+async function runSendJob(
+  c: Container,
+  messageId: string,
+  attempts: { attempt: number; maxAttempts: number },
+): Promise<void> {
+  const handler = createJobHandlers(c)["message.send"];
+  await handler({ messageId }, {
+    job: {
+      id: "job-1",
+      kind: "message.send",
+      priority: 0,
+      payload: { messageId },
+      runAt: "",
+      leaseToken: "t",
+      uniqueKey: null,
+      groupKey: null,
+      errors: [],
+      ...attempts,
+    },
+    signal: new AbortController().signal,
+    log: createLogger("silent"),
+    completeIn: () => Promise.resolve(false),
+  });
+}
+
 const NEVER_CALLED: GraphApi = {
   sendMessage: () => Promise.reject(new Error("must not be called")),
   markRead: () => Promise.reject(new Error("must not be called")),
@@ -54,15 +83,14 @@ Deno.test("a send that cannot even start fails the message on its last attempt i
   })
     .where("id", "=", h.tenant.channel.id).execute();
   const deps = { ...h.container, graph: NEVER_CALLED };
-  await assert.rejects(
-    deliverMessage(deps, id, { attempt: 1, maxAttempts: 3 }),
-  );
+  await assert.rejects(runSendJob(deps, id, { attempt: 1, maxAttempts: 3 }));
   assert.equal(
     (await statusOf(h, id)).status,
     "queued",
     "retried while attempts remain",
   );
-  await deliverMessage(deps, id, { attempt: 3, maxAttempts: 3 });
+  // The job still fails (and is discarded); its final-failure hook marks the message.
+  await assert.rejects(runSendJob(deps, id, { attempt: 3, maxAttempts: 3 }));
   const row = await statusOf(h, id);
   assert.equal(row.status, "failed");
   assert.equal(row.error_code, "SEND_FAILED");
@@ -76,10 +104,9 @@ Deno.test("a send that fails on this side (not the network) fails the message on
     baseUrl: "http://graph.test/v22.0",
     fetch: () => Promise.reject(new RangeError("Invalid array length")),
   });
-  await deliverMessage({ ...h.container, graph }, id, {
-    attempt: 1,
-    maxAttempts: 3,
-  });
+  await assert.rejects(
+    runSendJob({ ...h.container, graph }, id, { attempt: 1, maxAttempts: 3 }),
+  );
   const row = await statusOf(h, id);
   assert.equal(row.status, "failed");
   assert.equal(row.error_code, "local_error");
@@ -130,8 +157,8 @@ Deno.test("a send accepted upstream is recorded even if the first write fails, a
       },
     },
   };
-  await deliverMessage(deps, id, { attempt: 1, maxAttempts: 3 });
-  await deliverMessage(deps, id, { attempt: 2, maxAttempts: 3 });
+  await deliverMessage(deps, id);
+  await deliverMessage(deps, id);
   assert.equal(sends, 1);
   const row = await db.selectFrom("messages").select([
     "status",
