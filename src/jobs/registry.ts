@@ -35,6 +35,11 @@ const HANDLERS: { [K in JobKind]: DefineJob<K> } = {
   "jobs.prune": jobsPrune,
 };
 
+function classifyText(err: unknown): string {
+  const outcome = classify(err);
+  return outcome.type === "fail" ? outcome.error : outcome.type;
+}
+
 /** True when this failure ends the job: permanent, or on its last attempt (not a lost lease or shutdown). */
 export function isFinalFailure(err: unknown, ctx: JobContext): boolean {
   if (ctx.signal.aborted) return false;
@@ -62,10 +67,12 @@ function toHandler<K extends JobKind>(
       await definition.run(parsed.data, ctx);
     } catch (err) {
       if (err instanceof RetryLater) throw new Snooze(err.delayMs, err.message);
-      if (definition.onFinalFailure && isFinalFailure(err, ctx)) {
-        await definition.onFinalFailure(parsed.data, err, ctx);
-      }
-      throw err;
+      if (!definition.onFinalFailure || !isFinalFailure(err, ctx)) throw err;
+      // The outcome is recorded where it belongs (the message is failed): the job is done.
+      await definition.onFinalFailure(parsed.data, err, ctx);
+      ctx.log.info("Job failed for good; its final outcome is recorded", {
+        error: classifyText(err),
+      });
     }
   };
 }

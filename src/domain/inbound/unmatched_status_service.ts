@@ -9,6 +9,7 @@ import { RetryLater } from "../../errors.ts";
 import { enqueue } from "../../jobs/queue.ts";
 import { findChannelByUpstreamId } from "../channels/channel_repo.ts";
 import { applyStatus } from "./inbound_apply_service.ts";
+import { findInboundPayload } from "./inbound_payload_repo.ts";
 import { MetaPayload, MetaStatus, MetaValue } from "./meta_payload.ts";
 
 export const STATUS_RETRY_JOB = "meta.status";
@@ -46,6 +47,11 @@ export async function enqueueStatusRetry(
   }, now);
 }
 
+/** What a payload with `n` unmatched statuses keeps as its error. */
+export function unmatchedNote(n: number): string {
+  return `${n} status report(s) matched no message yet: each is tried again on its own, then dropped`;
+}
+
 /**
  * The wait before the next try grows with the report's age (2 s, 2 s, 4 s,
  * 8 s ... at most a minute), so a report that never matches costs about
@@ -60,9 +66,7 @@ export async function retryUnmatchedStatus(
   deps: Deps,
   at: StatusAt,
 ): Promise<void> {
-  const stored = await deps.db.selectFrom("inbound_payloads")
-    .select(["body", "received_at"]).where("id", "=", at.payloadId)
-    .executeTakeFirst();
+  const stored = await findInboundPayload(deps.db, at.payloadId);
   if (!stored) return;
   const payload = MetaPayload.parse(JSON.parse(stored.body));
   const value = MetaValue.safeParse(
@@ -77,7 +81,7 @@ export async function retryUnmatchedStatus(
     value.data.metadata.phone_number_id,
   );
   if (!channel || await applyStatus(deps, channel, status.data)) return;
-  const age = deps.clock.now().getTime() - Date.parse(stored.received_at);
+  const age = deps.clock.now().getTime() - Date.parse(stored.receivedAt);
   if (age >= UNMATCHED_WINDOW_MS) {
     deps.log.warn("Dropping a status report that matches no message", {
       payloadId: at.payloadId,

@@ -9,6 +9,7 @@ import { type GraphApi, UpstreamError } from "../../upstream/graph_api.ts";
 import type { SendGovernor, SendLane } from "../../upstream/send_governor.ts";
 import { findChannelById } from "../channels/channel_repo.ts";
 import { channelAccessToken } from "../channels/channel_service.ts";
+import { findContact } from "../contacts/contact_repo.ts";
 import { cloudMessageBody } from "./outbound.ts";
 import {
   findMessageById,
@@ -129,9 +130,10 @@ async function sendOnce(
     });
     return "nothing";
   }
-  const contact = await deps.db.selectFrom("contacts")
-    .select(["phone_number", "user_id"])
-    .where("id", "=", row.contact_id).executeTakeFirstOrThrow();
+  const contact = await findContact(deps.db, row.account_id, row.contact_id);
+  if (!contact) {
+    throw new Error(`Cannot send message "${row.id}": its contact is gone`);
+  }
   await deps.governor.acquire(channel.id, {
     lane: row.lane as SendLane,
     ratePerSecond: channel.sendRate,
@@ -140,7 +142,7 @@ async function sendOnce(
   const accessToken = await channelAccessToken(deps, channel.id);
   const body = cloudMessageBody(
     { id: row.id, type: row.type, content: fromJson(row.content, {}) },
-    { phoneNumber: contact.phone_number, userId: contact.user_id },
+    { phoneNumber: contact.phoneNumber, userId: contact.userId },
   );
   try {
     const sent = await deps.graph.sendMessage(

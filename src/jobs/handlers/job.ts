@@ -9,7 +9,8 @@ export interface JobDefinition<K extends JobKind> {
   /**
    * Runs once when the job fails for good (a permanent error, or any error
    * on its last attempt, see jobs/attempts.ts), before it is discarded: the
-   * place to record the final outcome (a message marked failed).
+   * place to record the final outcome (a message marked failed). Once it
+   * returns, the job is completed: its failure is recorded in the domain.
    */
   onFinalFailure?(
     payload: ParsedPayload<K>,
