@@ -2,30 +2,15 @@
 // without a meta.inbound job; anything else goes down the job path.
 import assert from "node:assert/strict";
 import { engineTest, type Harness } from "../_harness.ts";
-import { createTemplate } from "../../src/domain/templates/template_service.ts";
-import { acceptMessage } from "../../src/domain/messages/send_service.ts";
+import { queuedTemplate } from "../_support/queued_message.ts";
 import { deliverMessage } from "../../src/domain/messages/delivery_service.ts";
 import { acceptMetaWebhook } from "../../src/domain/inbound/inbound_service.ts";
 import type { GraphApi } from "../../src/upstream/graph_api.ts";
+import { metaChange } from "../messaging/_helpers.ts";
 
 /** A template message sent upstream as `wamid`, so status reports can match it. */
 async function sentMessage(h: Harness, wamid: string): Promise<string> {
-  await createTemplate(h.container, {
-    accountId: h.tenant.account.id,
-    name: "notice",
-    language: "en",
-    category: "UTILITY",
-    status: "approved",
-    components: [{ type: "BODY", text: "Notice" }],
-  });
-  const { id } = await h.container.db.transaction().execute((trx) =>
-    acceptMessage(trx, h.container, h.tenant.account.id, {
-      phoneNumberId: h.tenant.channel.id,
-      to: "+5491144445555",
-      type: "template",
-      template: { name: "notice", language: { code: "en" } },
-    })
-  );
+  const id = await queuedTemplate(h);
   const graph: GraphApi = {
     sendMessage: () =>
       Promise.resolve({ wamid, waId: null, messageStatus: null }),
@@ -38,23 +23,7 @@ async function sentMessage(h: Harness, wamid: string): Promise<string> {
 }
 
 function webhook(h: Harness, value: Record<string, unknown>): Uint8Array {
-  return new TextEncoder().encode(JSON.stringify({
-    object: "whatsapp_business_account",
-    entry: [{
-      id: h.tenant.channel.wabaId,
-      changes: [{
-        field: "messages",
-        value: {
-          messaging_product: "whatsapp",
-          metadata: {
-            display_phone_number: "15550100001",
-            phone_number_id: h.tenant.channel.upstreamPhoneNumberId,
-          },
-          ...value,
-        },
-      }],
-    }],
-  }));
+  return new TextEncoder().encode(JSON.stringify(metaChange(h, value)));
 }
 
 function status(id: string, value: string) {

@@ -1,7 +1,6 @@
 import assert from "node:assert/strict";
 import { createHarness, type Harness } from "../_harness.ts";
-import { createTemplate } from "../../src/domain/templates/template_service.ts";
-import { acceptMessage } from "../../src/domain/messages/send_service.ts";
+import { queuedTemplate } from "../_support/queued_message.ts";
 import { deliverMessage } from "../../src/domain/messages/delivery_service.ts";
 import type { Container } from "../../src/container.ts";
 import { createJobHandlers } from "../../src/jobs/registry.ts";
@@ -14,26 +13,6 @@ import {
 import { RetryLater } from "../../src/errors.ts";
 import type { GraphApi } from "../../src/upstream/graph_api.ts";
 import { createGraphClient } from "../../src/upstream/graph_client.ts";
-
-async function queuedTemplate(h: Harness): Promise<string> {
-  await createTemplate(h.container, {
-    accountId: h.tenant.account.id,
-    name: "notice",
-    language: "en",
-    category: "UTILITY",
-    status: "approved",
-    components: [{ type: "BODY", text: "Notice" }],
-  });
-  const accepted = await h.container.db.transaction().execute((trx) =>
-    acceptMessage(trx, h.container, h.tenant.account.id, {
-      phoneNumberId: h.tenant.channel.id,
-      to: "+5491144445555",
-      type: "template",
-      template: { name: "notice", language: { code: "en" } },
-    })
-  );
-  return accepted.id;
-}
 
 async function statusOf(h: Harness, id: string) {
   return await h.container.db.selectFrom("messages")
