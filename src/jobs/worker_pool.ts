@@ -21,7 +21,7 @@ import {
   extendLease,
   type JobRow,
   PRIORITY,
-  release,
+  releaseMany,
   rescueExpiredLeases,
 } from "./queue.ts";
 import { classify, type Outcome, Settler, Snooze } from "./settle.ts";
@@ -198,24 +198,30 @@ export class WorkerPool {
     clearTimeout(timer);
     if (finished) return true;
     const now = this.#clock.now();
+    const given: Running[] = [];
     for (const entry of this.#running.values()) {
       if (entry.released) continue;
       entry.released = true;
       entry.beating = false;
       clearTimeout(entry.heartbeat);
       entry.controller.abort(new Error("Worker pool is shutting down"));
-      try {
-        await release(this.#db, entry.job, {
+      given.push(entry);
+    }
+    try {
+      await releaseMany(
+        this.#db,
+        given.map((e) => ({
+          job: e.job,
           runAt: now,
-          now,
           note: "Released at shutdown",
-        });
-      } catch (err) {
-        this.#log.error("Cannot release job at shutdown", {
-          jobId: entry.job.id,
-          err,
-        });
-      }
+        })),
+        now,
+      );
+    } catch (err) {
+      this.#log.error("Cannot release jobs at shutdown", {
+        jobIds: given.map((e) => e.job.id),
+        err,
+      });
     }
     return false;
   }
