@@ -286,7 +286,7 @@ export class WorkerPool {
       ? free
       : free - 1;
     // The reserved slot takes only live or inbound work: claimed in the same
-    // statement, it is filled only by a job that urgent.
+    // statement, it is filled only by a job that is urgent enough.
     const reserve = open < free
       ? { reserve: { slots: free - open, maxPriority: PRIORITY.inbound } }
       : {};
@@ -381,8 +381,8 @@ export class WorkerPool {
   /**
    * Runs one claimed job and settles it.
    *
-   * **Invariant: every job claim() returned MUST end in complete(), fail() or release() (batched by the Settler), whatever
-   * the handler throws.** The handler runs inside try/catch and settling retries on database
+   * **Invariant: every job claim() returned MUST end in complete(), fail() or release() (batched
+   * by the Settler), whatever the handler throws.** The handler runs inside try/catch and settling retries on database
    * errors; if the database stays down, the lease expires and rescueExpiredLeases() hands the job back.
    */
   async #execute(entry: Running): Promise<void> {
