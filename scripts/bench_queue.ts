@@ -1,5 +1,6 @@
 // deno-lint-ignore-file no-console
-// Job queue throughput on a temp SQLite file: `deno run -A scripts/bench_queue.ts [jobs] [concurrency]`.
+// Job queue throughput of the real WorkerPool on a temp SQLite file (concurrency 16 = WORKERS default):
+// `deno run -A scripts/bench_queue.ts [jobs] [concurrency]`.
 import { systemClock } from "../src/clock.ts";
 import { openDatabase } from "../src/db/database.ts";
 import { migrateToLatest } from "../src/db/migrator.ts";
@@ -10,6 +11,8 @@ import {
   PRIORITY,
 } from "../src/jobs/queue.ts";
 import { WorkerPool } from "../src/jobs/worker_pool.ts";
+import { jobHandler } from "../src/jobs/registry.ts";
+import { z } from "zod";
 
 const JOBS = Number(Deno.args[0] ?? 20_000);
 const CONCURRENCY = Number(Deno.args[1] ?? 16);
@@ -46,11 +49,14 @@ try {
     clock: systemClock,
     log: createLogger("warn"),
     concurrency: CONCURRENCY,
+    // Wrapped as every registry handler is (payload schema, final-failure rule).
     handlers: {
-      "bench.noop": () => {
-        if (++ran === JOBS) allRan();
-        return Promise.resolve();
-      },
+      "bench.noop": jobHandler("bench.noop", z.object({ i: z.number() }), {
+        run: () => {
+          if (++ran === JOBS) allRan();
+          return Promise.resolve();
+        },
+      }),
     },
   });
   const t1 = performance.now();
@@ -67,7 +73,7 @@ try {
   );
   console.log(
     `processing:  ${rate(JOBS, processMs)} (${processMs.toFixed(0)} ms, ` +
-      `claim + no-op handler + complete)`,
+      `claim + no-op registry-wrapped handler + batched settle)`,
   );
   console.log(`final state: ${JSON.stringify(counts)}`);
 } finally {

@@ -12,7 +12,7 @@ import type { z } from "zod";
 import { JOB_KINDS, type JobKind, type ParsedPayload } from "./kinds.ts";
 import { classify } from "./settle.ts";
 import { type JobContext, type JobHandler, Snooze } from "./worker_pool.ts";
-import type { DefineJob, JobDefinition } from "./handlers/job.ts";
+import type { DefineJob, RunnableJob } from "./handlers/job.ts";
 import { messageSend } from "./handlers/message_send.ts";
 import { metaInbound } from "./handlers/meta_inbound.ts";
 import { metaStatus } from "./handlers/meta_status.ts";
@@ -48,13 +48,16 @@ export function isFinalFailure(err: unknown, ctx: JobContext): boolean {
     (!outcome.retryable || isLastAttempt(ctx.job));
 }
 
-function toHandler<K extends JobKind>(
-  kind: K,
-  definition: JobDefinition<K>,
+/**
+ * The pool's handler for one kind: parses the payload with `schema` (a
+ * malformed one is a permanent failure), turns RetryLater into Snooze and
+ * runs the final-failure hook on a final failure.
+ */
+export function jobHandler<P>(
+  kind: string,
+  schema: z.ZodType<P>,
+  definition: RunnableJob<P>,
 ): JobHandler {
-  const schema = JOB_KINDS[kind].payload as unknown as z.ZodType<
-    ParsedPayload<K>
-  >;
   return async (payload, ctx) => {
     const parsed = schema.safeParse(payload);
     if (!parsed.success) {
@@ -82,7 +85,10 @@ export function createJobHandlers(c: Container): Record<JobKind, JobHandler> {
   const out = {} as Record<JobKind, JobHandler>;
   for (const kind of Object.keys(HANDLERS) as JobKind[]) {
     const define = HANDLERS[kind] as DefineJob<typeof kind>;
-    out[kind] = toHandler(kind, define(c));
+    const schema = JOB_KINDS[kind].payload as unknown as z.ZodType<
+      ParsedPayload<typeof kind>
+    >;
+    out[kind] = jobHandler(kind, schema, define(c));
   }
   return out;
 }
