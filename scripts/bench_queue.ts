@@ -1,11 +1,18 @@
 // deno-lint-ignore-file no-console
-// Job queue throughput on a temp SQLite file: `deno run -A scripts/bench_queue.ts [jobs] [concurrency]`.
+// Job queue throughput of the real WorkerPool on a temp SQLite file (concurrency 16 = WORKERS default):
+// `deno run -A scripts/bench_queue.ts [jobs] [concurrency]`.
 import { systemClock } from "../src/clock.ts";
 import { openDatabase } from "../src/db/database.ts";
 import { migrateToLatest } from "../src/db/migrator.ts";
 import { createLogger } from "../src/log.ts";
-import { countByState, enqueueMany, PRIORITY } from "../src/jobs/queue.ts";
+import {
+  countByState,
+  enqueueManyUnchecked,
+  PRIORITY,
+} from "../src/jobs/queue.ts";
 import { WorkerPool } from "../src/jobs/worker_pool.ts";
+import { jobHandler } from "../src/jobs/registry.ts";
+import { z } from "zod";
 
 const JOBS = Number(Deno.args[0] ?? 20_000);
 const CONCURRENCY = Number(Deno.args[1] ?? 16);
@@ -29,7 +36,7 @@ try {
   for (let i = 0; i < jobs.length; i += PER_TRANSACTION) {
     const chunk = jobs.slice(i, i + PER_TRANSACTION);
     await db.transaction().execute((trx) =>
-      enqueueMany(trx, chunk, systemClock.now())
+      enqueueManyUnchecked(trx, chunk, systemClock.now())
     );
   }
   const enqueueMs = performance.now() - t0;
@@ -42,11 +49,14 @@ try {
     clock: systemClock,
     log: createLogger("warn"),
     concurrency: CONCURRENCY,
+    // Wrapped as every registry handler is (payload schema, final-failure rule).
     handlers: {
-      "bench.noop": () => {
-        if (++ran === JOBS) allRan();
-        return Promise.resolve();
-      },
+      "bench.noop": jobHandler("bench.noop", z.object({ i: z.number() }), {
+        run: () => {
+          if (++ran === JOBS) allRan();
+          return Promise.resolve();
+        },
+      }),
     },
   });
   const t1 = performance.now();
@@ -63,7 +73,7 @@ try {
   );
   console.log(
     `processing:  ${rate(JOBS, processMs)} (${processMs.toFixed(0)} ms, ` +
-      `claim + no-op handler + complete)`,
+      `claim + no-op registry-wrapped handler + batched settle)`,
   );
   console.log(`final state: ${JSON.stringify(counts)}`);
 } finally {

@@ -6,15 +6,21 @@ import { Cron } from "croner";
 import type { Clock } from "../clock.ts";
 import type { Logger } from "../log.ts";
 import type { Db } from "../db/schema.ts";
-import { enqueue, PRIORITY } from "../jobs/queue.ts";
+import { enqueue, type EnqueueInput, PRIORITY } from "../jobs/queue.ts";
+import type { JobKind, JobPayload } from "../jobs/kinds.ts";
+
+/** The kinds a schedule can enqueue: those whose payload may be empty. */
+export type CronKind = {
+  [K in JobKind]: Record<never, never> extends JobPayload<K> ? K : never;
+}[JobKind];
 
 export interface Schedule {
   /** Job kind to enqueue, e.g. "jobs.rescue". */
-  kind: string;
+  kind: CronKind;
   /** Cron pattern in UTC; five fields, or six with seconds first. */
   pattern: string;
   /** @default {} */
-  payload?: unknown;
+  payload?: Record<string, unknown>;
 }
 
 export const DEFAULT_SCHEDULES: readonly Schedule[] = [
@@ -55,12 +61,14 @@ async function tick(deps: CronDeps, cron: Cron, schedule: Schedule) {
   try {
     const at = scheduledTick(cron, cron.currentRun() ?? new Date())
       .toISOString();
-    const id = await enqueue(deps.db, {
+    // A CronKind takes an object payload (see CronKind).
+    const job = {
       kind: schedule.kind,
       payload: schedule.payload ?? {},
       priority: PRIORITY.maintenance,
       uniqueKey: `cron:${schedule.kind}:${at}`,
-    }, deps.clock.now());
+    } as EnqueueInput;
+    const id = await enqueue(deps.db, job, deps.clock.now());
     deps.log.debug(id ? "Cron tick enqueued" : "Cron tick already enqueued", {
       kind: schedule.kind,
       tick: at,

@@ -1,23 +1,14 @@
-/** Handlers for the housekeeping jobs that cron enqueues: lease rescue and pruning. */
+/** Housekeeping that cron enqueues (jobs.prune; handlers in jobs/handlers/). */
 import { sql } from "kysely";
 import { deleteInBatches } from "../db/prune.ts";
-import type { Clock } from "../clock.ts";
 import type { Db } from "../db/schema.ts";
 import { addMs, toDbTime } from "../db/time.ts";
-import { pruneFinished, rescueExpiredLeases } from "./queue.ts";
+import { pruneFinished } from "./queue.ts";
 import { pruneEvents } from "../domain/events/event_repo.ts";
 import { pruneDeliveries } from "../domain/webhooks/delivery_repo.ts";
-import type { JobHandler } from "./worker_pool.ts";
 
 /** Finished jobs and processed inbound payloads are kept this long. */
 export const RETENTION_MS = 7 * 24 * 60 * 60 * 1_000;
-
-export interface MaintenanceDeps {
-  db: Db;
-  clock: Clock;
-  /** Webhook delivery log rows and delivered events are kept this many days. */
-  retentionDays: number;
-}
 
 export interface PruneResult {
   jobs: number;
@@ -57,26 +48,4 @@ export async function pruneAll(
   const webhookDeliveries = await pruneDeliveries(db, webhookCutoff);
   const events = await pruneEvents(db, webhookCutoff);
   return { jobs, idempotencyKeys, inboundPayloads, webhookDeliveries, events };
-}
-
-/** Returns the handlers for "jobs.rescue" and "jobs.prune". */
-export function maintenanceHandlers(
-  deps: MaintenanceDeps,
-): Record<string, JobHandler> {
-  return {
-    "jobs.rescue": async (_payload, ctx) => {
-      const rescued = await rescueExpiredLeases(deps.db, deps.clock.now());
-      if (rescued > 0) {
-        ctx.log.warn("Rescued jobs with expired leases", { rescued });
-      }
-    },
-    "jobs.prune": async (_payload, ctx) => {
-      const pruned = await pruneAll(
-        deps.db,
-        deps.clock.now(),
-        deps.retentionDays,
-      );
-      ctx.log.info("Pruned old rows", { ...pruned });
-    },
-  };
 }

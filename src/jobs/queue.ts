@@ -1,12 +1,20 @@
 /** The durable job table: enqueue in the caller's transaction, claim with one statement, settle under a lease token. */
-import { sql } from "kysely";
+import { CompiledQuery, sql } from "kysely";
 import type { Db, Executor, JobsTable } from "../db/schema.ts";
 import { fromJson, toJson } from "../db/json.ts";
 import { addMs, toDbTime } from "../db/time.ts";
 import { newId } from "../ids.ts";
 import { backoffMs } from "./retry_policy.ts";
 import { claimPlan } from "./groups.ts";
+import { LAST_ATTEMPT_SQL, PAST_LAST_ATTEMPT_SQL } from "./attempts.ts";
+import {
+  DEFAULT_MAX_ATTEMPTS,
+  isJobKind,
+  JOB_KINDS,
+  type KindSpec,
+} from "./kinds.ts";
 import type {
+  AnyJobInput,
   ClaimedJob,
   EnqueueInput,
   FailOutcome,
@@ -16,6 +24,7 @@ import type {
 } from "./types.ts";
 
 export type {
+  AnyJobInput,
   ClaimedJob,
   EnqueueInput,
   FailOutcome,
@@ -25,19 +34,7 @@ export type {
   JobState,
 } from "./types.ts";
 
-/** Lanes: lower runs first, so a live send is claimed before any queued batch work. */
-export const PRIORITY = {
-  live: 0,
-  inbound: 5,
-  /** Tests and replays a user asked for, ahead of the event deliveries queued before them. */
-  webhookManual: 8,
-  webhook: 10,
-  media: 20,
-  batch: 30,
-  maintenance: 40,
-} as const;
-
-export const DEFAULT_MAX_ATTEMPTS = 25;
+export { DEFAULT_MAX_ATTEMPTS, PRIORITY } from "./kinds.ts";
 
 /** Rows per multi-row insert (18 parameters each stays far below SQLite's limit). */
 const INSERT_CHUNK = 100;
@@ -45,7 +42,7 @@ const INSERT_CHUNK = 100;
 /** Longest error text kept per attempt. */
 const MAX_ERROR_CHARS = 2_000;
 
-function toRow(job: EnqueueInput, now: Date): JobsTable {
+function toRow(job: AnyJobInput, now: Date): JobsTable {
   const at = toDbTime(now);
   return {
     id: newId(now.getTime()),
@@ -68,7 +65,22 @@ function toRow(job: EnqueueInput, now: Date): JobsTable {
   };
 }
 
-function toJobRow(r: JobsTable): JobRow {
+function toJobRow(
+  r: Pick<
+    JobsTable,
+    | "id"
+    | "kind"
+    | "priority"
+    | "payload"
+    | "attempt"
+    | "max_attempts"
+    | "run_at"
+    | "lease_token"
+    | "unique_key"
+    | "group_key"
+    | "errors"
+  >,
+): JobRow {
   return {
     id: r.id,
     kind: r.kind,
@@ -90,10 +102,48 @@ function clip(error: string): string {
     : error;
 }
 
-/** Inserts a job in the caller's executor; returns its id, or null when `uniqueKey` already exists. */
+/** A typed job with its kind's defaults filled in (JOB_KINDS). */
+function withDefaults(job: EnqueueInput): AnyJobInput {
+  // Typed callers cannot get here with another kind; a cast or a stored kind can.
+  if (!isJobKind(job.kind)) {
+    throw new Error(`Cannot enqueue job: unknown kind "${job.kind}"`);
+  }
+  const spec = JOB_KINDS[job.kind] as KindSpec<never>;
+  const uniqueKey = job.uniqueKey ??
+    spec.uniqueKey?.(job.payload as never);
+  return {
+    ...job,
+    priority: job.priority ?? spec.lane,
+    maxAttempts: job.maxAttempts ?? spec.maxAttempts ?? DEFAULT_MAX_ATTEMPTS,
+    ...(uniqueKey === undefined ? {} : { uniqueKey }),
+  };
+}
+
+/** Inserts a job in the caller's executor; returns its id, or null when its unique key already exists. */
 export async function enqueue(
   db: Executor,
   job: EnqueueInput,
+  now: Date,
+): Promise<string | null> {
+  return await enqueueUnchecked(db, withDefaults(job), now);
+}
+
+/** Inserts many jobs, one statement per 100; jobs whose unique key exists are skipped. */
+export async function enqueueMany(
+  db: Executor,
+  jobs: readonly EnqueueInput[],
+  now: Date,
+): Promise<void> {
+  await enqueueManyUnchecked(db, jobs.map(withDefaults), now);
+}
+
+/**
+ * enqueue() for any kind string, outside JOB_KINDS: the queue's own tests and
+ * benchmarks, whose pools are given their handlers directly.
+ */
+export async function enqueueUnchecked(
+  db: Executor,
+  job: AnyJobInput,
   now: Date,
 ): Promise<string | null> {
   const row = await db.insertInto("jobs").values(toRow(job, now))
@@ -103,10 +153,10 @@ export async function enqueue(
   return row?.id ?? null;
 }
 
-/** Inserts many jobs, one statement per 100; jobs whose `uniqueKey` exists are skipped. */
-export async function enqueueMany(
+/** enqueueMany() for any kind string (see enqueueUnchecked). */
+export async function enqueueManyUnchecked(
   db: Executor,
-  jobs: EnqueueInput[],
+  jobs: readonly AnyJobInput[],
   now: Date,
 ): Promise<void> {
   for (let i = 0; i < jobs.length; i += INSERT_CHUNK) {
@@ -138,30 +188,56 @@ export interface ClaimOptions {
    * group are not capped.
    */
   groups?: { cap: number; running: ReadonlyMap<string, number> };
+  /**
+   * Look for a due job before the claiming update (the default). A pool
+   * whose last claim came back full passes false: there is more.
+   */
+  probe?: boolean;
+  /**
+   * The last `slots` of `limit` take only jobs with priority <= `maxPriority`
+   * (the reserved slot of the worker pool), in the same statement: jobs are
+   * taken in priority order, so a job past `limit - slots` that is not
+   * urgent means no urgent job is left. Not with `groups`.
+   */
+  reserve?: { slots: number; maxPriority: number };
 }
 
-/** The condition of a claimable job: due, in the pool's lanes and kinds, in `only` or not in `skip`. */
+/**
+ * The condition of a claimable job (due, in the pool's lanes and kinds, in
+ * `only` or not in `skip`) as SQL text and its parameters. Written by hand,
+ * not with the query builder: the pool claims many times a second.
+ */
 function dueCondition(
   opts: ClaimOptions,
   now: string,
   groups: { skip?: string[]; only?: string } = {},
-) {
-  const kinds = opts.kinds ? sql`and kind in (${sql.join(opts.kinds)})` : sql``;
-  const lane = opts.maxPriority === undefined
-    ? sql``
-    : sql`and priority <= ${opts.maxPriority}`;
-  const lanes = opts.lanes
-    ? sql`and priority in (${sql.join([...opts.lanes].sort((a, b) => a - b))})`
-    : sql``;
-  const group = groups.only !== undefined
-    ? sql`and group_key = ${groups.only} and group_key is not null`
-    : groups.skip?.length
-    ? sql`and (group_key is null or group_key not in (${
-      sql.join(groups.skip)
-    }))`
-    : sql``;
-  return sql`state in ('available', 'retryable') and run_at <= ${now}
-      ${lanes} ${kinds} ${lane} ${group}`;
+): { text: string; params: unknown[] } {
+  const params: unknown[] = [now];
+  let text = "state in ('available', 'retryable') and run_at <= ?";
+  if (opts.lanes) {
+    // Integers (PRIORITY values), written as literals so each lane is its own index range.
+    const lanes = [...opts.lanes].map((n) => Math.trunc(Number(n)))
+      .sort((a, b) => a - b);
+    text += ` and priority in (${lanes.join(", ")})`;
+  }
+  if (opts.kinds) {
+    text += ` and kind in (${opts.kinds.map(() => "?").join(", ")})`;
+    params.push(...opts.kinds);
+  }
+  if (opts.maxPriority !== undefined) {
+    text += " and priority <= ?";
+    params.push(opts.maxPriority);
+  }
+  if (groups.only !== undefined) {
+    text += " and group_key = ? and group_key is not null";
+    params.push(groups.only);
+  } else if (groups.skip?.length) {
+    text += ` and (group_key is null or group_key not in (${
+      groups.skip.map(() => "?").join(", ")
+    }))`;
+    params.push(...groups.skip);
+  }
+  return { text, params };
 }
 
 /**
@@ -191,6 +267,29 @@ export async function claim(db: Db, opts: ClaimOptions): Promise<JobRow[]> {
   );
 }
 
+/** What a claimer reads of its jobs (toJobRow). */
+const CLAIMED_COLUMNS =
+  "id, kind, priority, payload, attempt, max_attempts, run_at, lease_token, unique_key, group_key, errors";
+
+/** The ids to claim: the first `limit` due jobs, the reserved ones only if urgent. */
+function pick(
+  due: { text: string; params: unknown[] },
+  limit: number,
+  reserve: ClaimOptions["reserve"],
+): { text: string; params: unknown[] } {
+  const reserved = reserve !== undefined && reserve.slots > 0;
+  const first = `select id${reserved ? ", priority, run_at" : ""}
+      from jobs where ${due.text} order by priority, run_at limit ?`;
+  if (!reserved) return { text: first, params: [...due.params, limit] };
+  return {
+    text: `select id from (
+        select id, priority, row_number() over (order by priority, run_at) as n
+        from (${first}))
+      where n <= ? or priority <= ?`,
+    params: [...due.params, limit, limit - reserve.slots, reserve.maxPriority],
+  };
+}
+
 async function claimWhere(
   db: Db,
   opts: ClaimOptions,
@@ -200,28 +299,121 @@ async function claimWhere(
   const now = toDbTime(opts.now);
   const due = dueCondition(opts, now, groups);
   // An UPDATE that matches nothing still takes the write lock and costs as
-  // much as a small write; an idle or woken-for-nothing pool asks first.
-  const { rows: any } = await sql`select 1 from jobs where ${due} limit 1`
-    .execute(db);
-  if (any.length === 0) return [];
+  // much as a small write; an idle or woken-for-nothing pool asks first
+  // (a pool whose last claim came back full knows there is more).
+  if (opts.probe !== false) {
+    const { rows: any } = await db.executeQuery(CompiledQuery.raw(
+      `select 1 from jobs where ${due.text} limit 1`,
+      due.params,
+    ));
+    if (any.length === 0) return [];
+  }
+  const picked = pick(
+    due,
+    limit,
+    groups.only === undefined ? opts.reserve : undefined,
+  );
   // **A job is claimed by exactly one worker: the select and the update are ONE statement, so
   // SQLite's single writer (or sqld's) serialises two claimers and the second sees `running`.**
   // The state list is written as literals so the planner can use the partial jobs_claim_idx.
   // **From here the claimer MUST end every returned job with complete(), fail() or release();
   // if it dies first, the lease expires and rescueExpiredLeases() hands the job back.**
-  const { rows } = await sql<JobsTable>`
-    update jobs
+  const { rows } = await db.executeQuery<JobsTable>(CompiledQuery.raw(
+    `update jobs
     set state = 'running',
         attempt = attempt + 1,
-        locked_by = ${opts.workerId},
-        locked_until = ${toDbTime(addMs(opts.now, opts.leaseMs))},
+        locked_by = ?,
+        locked_until = ?,
         lease_token = lower(hex(randomblob(16))),
-        updated_at = ${now}
-    where id in (
-      select id from jobs where ${due}
-      order by priority, run_at limit ${limit})
-    returning *`.execute(db);
+        updated_at = ?
+    where id in (${picked.text})
+    returning ${CLAIMED_COLUMNS}`,
+    [
+      opts.workerId,
+      toDbTime(addMs(opts.now, opts.leaseMs)),
+      now,
+      ...picked.params,
+    ],
+  ));
   return rows.map(toJobRow);
+}
+
+/**
+ * Settling is batched: completing, failing or releasing any number of jobs is
+ * one statement of each kind. Each job still proves its lease: the update
+ * joins the job table on (id, lease_token) from a JSON list of the jobs, so a
+ * job whose lease was lost (expired and rescued, or released) is left as it
+ * is and missing from the answer while the others settle. The SQL is written
+ * once, not compiled per call, since the worker pool runs it for every job.
+ */
+const SETTLE_FROM = (columns: string) =>
+  `from (select ${columns} from json_each(?)) as s
+    where jobs.id = s.id and jobs.lease_token = s.token and jobs.state = 'running'`;
+
+const COMPLETE_SQL = `update jobs
+    set state = 'completed', finalized_at = ?, locked_until = null,
+        lease_token = null, updated_at = ?
+    ${SETTLE_FROM("value ->> 0 as id, value ->> 1 as token")}
+    returning jobs.id`;
+
+// A failure is final when it is permanent or the attempt was the last (LAST_ATTEMPT).
+const FINAL = `(s.permanent = 1 or ${LAST_ATTEMPT_SQL})`;
+const FAIL_SQL = `update jobs
+    set state = case when ${FINAL} then 'discarded' else 'retryable' end,
+        run_at = case when ${FINAL} then jobs.run_at else s.retry_at end,
+        finalized_at = case when ${FINAL} then ?1 else null end,
+        errors = json_insert(jobs.errors, '$[#]',
+          json_object('at', ?1, 'attempt', jobs.attempt, 'error', s.error)),
+        locked_until = null,
+        lease_token = null,
+        updated_at = ?1
+    ${
+  SETTLE_FROM(`value ->> 0 as id, value ->> 1 as token, value ->> 2 as error,
+      value ->> 3 as permanent, value ->> 4 as retry_at`).replace("?", "?2")
+}
+    returning jobs.id, jobs.state`;
+
+const RELEASE_SQL = `update jobs
+    set state = 'available',
+        attempt = max(jobs.attempt - 1, 0),
+        run_at = s.run_at,
+        errors = case when s.note is null then jobs.errors
+          else json_insert(jobs.errors, '$[#]',
+            json_object('at', ?1, 'attempt', jobs.attempt, 'error', s.note)) end,
+        locked_until = null,
+        lease_token = null,
+        updated_at = ?1
+    ${
+  SETTLE_FROM(
+    "value ->> 0 as id, value ->> 1 as token, value ->> 2 as run_at, value ->> 3 as note",
+  ).replace("?", "?2")
+}
+    returning jobs.id`;
+
+async function settleRows<R>(
+  db: Executor,
+  text: string,
+  params: unknown[],
+): Promise<R[]> {
+  const r = await db.executeQuery<R>(CompiledQuery.raw(text, params));
+  return r.rows;
+}
+
+/** Marks jobs completed in one statement; returns the ids completed (a job without its lease is left out). */
+export async function completeMany(
+  db: Executor,
+  jobs: readonly JobLease[],
+  now: Date,
+): Promise<Set<string>> {
+  if (jobs.length === 0) return new Set();
+  const at = toDbTime(now);
+  const list = JSON.stringify(jobs.map((j) => [j.id, j.leaseToken]));
+  const rows = await settleRows<{ id: string }>(db, COMPLETE_SQL, [
+    at,
+    at,
+    list,
+  ]);
+  return new Set(rows.map((r) => r.id));
 }
 
 /** Marks a job completed; false when the lease was lost (expired and rescued, or released). */
@@ -230,20 +422,7 @@ export async function complete(
   job: JobLease,
   now: Date,
 ): Promise<boolean> {
-  const at = toDbTime(now);
-  const r = await db.updateTable("jobs")
-    .set({
-      state: "completed",
-      finalized_at: at,
-      locked_until: null,
-      lease_token: null,
-      updated_at: at,
-    })
-    .where("id", "=", job.id)
-    .where("lease_token", "=", job.leaseToken)
-    .where("state", "=", "running")
-    .executeTakeFirst();
-  return Number(r.numUpdatedRows) === 1;
+  return (await completeMany(db, [job], now)).has(job.id);
 }
 
 export interface FailOptions {
@@ -255,32 +434,58 @@ export interface FailOptions {
   now: Date;
 }
 
+/** One job's failed attempt, for failMany(). */
+export interface Failure {
+  job: ClaimedJob;
+  error: string;
+  retryable: boolean;
+  /** @default now + backoffMs(attempt) */
+  retryAt?: Date;
+}
+
+/**
+ * Records failed attempts in one statement: each job retryable until its last
+ * attempt, then discarded (at once for a permanent error), its error
+ * appended. Returns each job's new state by id; a job without its lease is "lost".
+ */
+export async function failMany(
+  db: Executor,
+  failures: readonly Failure[],
+  now: Date,
+): Promise<Map<string, FailOutcome>> {
+  const out = new Map<string, FailOutcome>(
+    failures.map((f) => [f.job.id, "lost"]),
+  );
+  if (failures.length === 0) return out;
+  const list = JSON.stringify(failures.map((f) => [
+    f.job.id,
+    f.job.leaseToken,
+    clip(f.error),
+    f.retryable ? 0 : 1,
+    toDbTime(f.retryAt ?? addMs(now, backoffMs(f.job.attempt))),
+  ]));
+  const rows = await settleRows<{ id: string; state: FailOutcome }>(
+    db,
+    FAIL_SQL,
+    [toDbTime(now), list],
+  );
+  for (const r of rows) out.set(r.id, r.state);
+  return out;
+}
+
 /** Records a failed attempt: retryable until `max_attempts`, then discarded; "lost" without the lease. */
 export async function fail(
   db: Executor,
   job: ClaimedJob,
   opts: FailOptions,
 ): Promise<FailOutcome> {
-  const now = toDbTime(opts.now);
-  const retryAt = toDbTime(
-    opts.retryAt ?? addMs(opts.now, backoffMs(job.attempt)),
-  );
-  const error = clip(opts.error);
-  const permanent = opts.retryable ? 0 : 1;
-  const final = sql`(${permanent} = 1 or attempt >= max_attempts)`;
-  const { rows } = await sql<{ state: "retryable" | "discarded" }>`
-    update jobs
-    set state = case when ${final} then 'discarded' else 'retryable' end,
-        run_at = case when ${final} then run_at else ${retryAt} end,
-        finalized_at = case when ${final} then ${now} else null end,
-        errors = json_insert(errors, '$[#]',
-          json_object('at', ${now}, 'attempt', attempt, 'error', ${error})),
-        locked_until = null,
-        lease_token = null,
-        updated_at = ${now}
-    where id = ${job.id} and lease_token = ${job.leaseToken} and state = 'running'
-    returning state`.execute(db);
-  return rows[0]?.state ?? "lost";
+  const failure: Failure = {
+    job,
+    error: opts.error,
+    retryable: opts.retryable,
+    ...(opts.retryAt ? { retryAt: opts.retryAt } : {}),
+  };
+  return (await failMany(db, [failure], opts.now)).get(job.id)!;
 }
 
 export interface ReleaseOptions {
@@ -290,30 +495,45 @@ export interface ReleaseOptions {
   note?: string;
 }
 
+/** One job given back, for releaseMany(). */
+export interface Release {
+  job: JobLease;
+  runAt: Date;
+  note?: string;
+}
+
+/** Gives jobs back without counting the attempt, in one statement; returns the ids released. */
+export async function releaseMany(
+  db: Executor,
+  releases: readonly Release[],
+  now: Date,
+): Promise<Set<string>> {
+  if (releases.length === 0) return new Set();
+  const list = JSON.stringify(releases.map((r) => [
+    r.job.id,
+    r.job.leaseToken,
+    toDbTime(r.runAt),
+    r.note === undefined ? null : clip(r.note),
+  ]));
+  const rows = await settleRows<{ id: string }>(db, RELEASE_SQL, [
+    toDbTime(now),
+    list,
+  ]);
+  return new Set(rows.map((r) => r.id));
+}
+
 /** Gives a job back without counting the attempt (snooze, shutdown); false without the lease. */
 export async function release(
   db: Executor,
   job: JobLease,
   opts: ReleaseOptions,
 ): Promise<boolean> {
-  const now = toDbTime(opts.now);
-  const note = opts.note === undefined ? undefined : clip(opts.note);
-  const errors = note === undefined
-    ? sql`errors`
-    : sql`json_insert(errors, '$[#]',
-        json_object('at', ${now}, 'attempt', attempt, 'error', ${note}))`;
-  const r = await sql`
-    update jobs
-    set state = 'available',
-        attempt = max(attempt - 1, 0),
-        run_at = ${toDbTime(opts.runAt)},
-        errors = ${errors},
-        locked_until = null,
-        lease_token = null,
-        updated_at = ${now}
-    where id = ${job.id} and lease_token = ${job.leaseToken} and state = 'running'`
-    .execute(db);
-  return Number(r.numAffectedRows ?? 0) === 1;
+  const one: Release = {
+    job,
+    runAt: opts.runAt,
+    ...(opts.note === undefined ? {} : { note: opts.note }),
+  };
+  return (await releaseMany(db, [one], opts.now)).has(job.id);
 }
 
 /** Pushes a running job's lease to `until` (heartbeat); false when the lease was lost. */
@@ -357,7 +577,7 @@ export async function rescueExpiredLeases(db: Db, now: Date): Promise<number> {
   // died) gets one more run, so its handler can record the final outcome
   // (a message marked failed, not left queued). A job that keeps killing its
   // worker is discarded after that.
-  const last = sql`attempt > max_attempts`;
+  const last = sql.raw(PAST_LAST_ATTEMPT_SQL);
   const { rows } = await sql<{ id: string }>`
     update jobs
     set state = case when ${last} then 'discarded' else 'retryable' end,

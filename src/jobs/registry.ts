@@ -1,112 +1,96 @@
+/**
+ * Every job kind's handler, checked against the kinds table (jobs/kinds.ts):
+ * a kind without a handler here, or a handler for a kind not there, fails
+ * the type check. Each handler gets its payload parsed by its kind's schema,
+ * a domain "not now" (RetryLater) becomes the pool's Snooze, and a failure
+ * that is final (jobs/attempts.ts) runs the kind's final-failure hook.
+ */
 import type { Container } from "../container.ts";
-import { z } from "zod";
 import { AppError, RetryLater } from "../errors.ts";
-import { deliverMessage } from "../domain/messages/delivery_service.ts";
-import { processInboundPayload } from "../domain/inbound/inbound_service.ts";
-import {
-  retryUnmatchedStatus,
-  STATUS_RETRY_JOB,
-} from "../domain/inbound/unmatched_status_service.ts";
-import { downloadInboundMedia } from "../domain/media/media_service.ts";
-import { attemptDelivery } from "../domain/webhooks/attempt_service.ts";
-import { DELIVER_JOB } from "../domain/webhooks/fanout_service.ts";
-import {
-  queueAllRefreshes,
-  REFRESH_ALL_JOB,
-  REFRESH_JOB,
-  refreshSocialAccount,
-} from "../domain/social/refresh_service.ts";
+import { isLastAttempt } from "./attempts.ts";
+import type { z } from "zod";
+import { JOB_KINDS, type JobKind, type ParsedPayload } from "./kinds.ts";
+import { classify } from "./settle.ts";
 import { type JobContext, type JobHandler, Snooze } from "./worker_pool.ts";
-import { maintenanceHandlers } from "./maintenance.ts";
+import type { DefineJob, RunnableJob } from "./handlers/job.ts";
+import { messageSend } from "./handlers/message_send.ts";
+import { metaInbound } from "./handlers/meta_inbound.ts";
+import { metaStatus } from "./handlers/meta_status.ts";
+import { mediaDownload } from "./handlers/media_download.ts";
+import { webhookDeliver } from "./handlers/webhook_deliver.ts";
+import { socialRefresh } from "./handlers/social_refresh.ts";
+import { socialRefreshAll } from "./handlers/social_refresh_all.ts";
+import { jobsRescue } from "./handlers/jobs_rescue.ts";
+import { jobsPrune } from "./handlers/jobs_prune.ts";
 
-/** Payloads carry ids, not copies: handlers reload the current state. */
-const MessagePayload = z.object({ messageId: z.string() });
-const InboundPayload = z.object({ payloadId: z.string() });
-const StatusRetryPayload = z.object({
-  payloadId: z.string(),
-  entry: z.number().int(),
-  change: z.number().int(),
-  status: z.number().int(),
-});
-const MediaPayload = z.object({ mediaId: z.string() });
-const DeliveryPayload = z.object({ deliveryId: z.string() });
-const SocialPayload = z.object({ socialAccountId: z.string() });
+const HANDLERS: { [K in JobKind]: DefineJob<K> } = {
+  "message.send": messageSend,
+  "meta.inbound": metaInbound,
+  "meta.status": metaStatus,
+  "media.download": mediaDownload,
+  "webhook.deliver": webhookDeliver,
+  "social.refresh": socialRefresh,
+  "social.refresh_all": socialRefreshAll,
+  "jobs.rescue": jobsRescue,
+  "jobs.prune": jobsPrune,
+};
 
-function parse<T>(schema: z.ZodType<T>, payload: unknown, kind: string): T {
-  const result = schema.safeParse(payload);
-  if (!result.success) {
-    throw new AppError(
-      "VALIDATION_ERROR",
-      `Cannot run job "${kind}": malformed payload`,
-    );
-  }
-  return result.data;
+function classifyText(err: unknown): string {
+  const outcome = classify(err);
+  return outcome.type === "fail" ? outcome.error : outcome.type;
 }
 
-function attemptOf(ctx: JobContext) {
-  return {
-    attempt: ctx.job.attempt,
-    maxAttempts: ctx.job.maxAttempts,
-    signal: ctx.signal,
-  };
+/** True when this failure ends the job: permanent, or on its last attempt (not a lost lease or shutdown). */
+export function isFinalFailure(err: unknown, ctx: JobContext): boolean {
+  if (ctx.signal.aborted) return false;
+  const outcome = classify(err);
+  return outcome.type === "fail" &&
+    (!outcome.retryable || isLastAttempt(ctx.job));
 }
 
-/** A domain "not now" becomes the pool's Snooze (no attempt spent). */
-function deferrable(handler: JobHandler): JobHandler {
+/**
+ * The pool's handler for one kind: parses the payload with `schema` (a
+ * malformed one is a permanent failure), turns RetryLater into Snooze and
+ * runs the final-failure hook on a final failure.
+ */
+export function jobHandler<P>(
+  kind: string,
+  schema: z.ZodType<P>,
+  definition: RunnableJob<P>,
+): JobHandler {
   return async (payload, ctx) => {
+    const parsed = schema.safeParse(payload);
+    if (!parsed.success) {
+      throw new AppError(
+        "VALIDATION_ERROR",
+        `Cannot run job "${kind}": malformed payload`,
+      );
+    }
     try {
-      await handler(payload, ctx);
+      await definition.run(parsed.data, ctx);
     } catch (err) {
       if (err instanceof RetryLater) throw new Snooze(err.delayMs, err.message);
-      throw err;
+      if (!definition.onFinalFailure || !isFinalFailure(err, ctx)) throw err;
+      // The outcome is recorded where it belongs (the message is failed): the job is done.
+      await definition.onFinalFailure(parsed.data, err, ctx);
+      ctx.log.info("Job failed for good; its final outcome is recorded", {
+        error: classifyText(err),
+      });
     }
   };
 }
 
 /** Every job kind the program runs, with its handler. */
-export function createJobHandlers(c: Container): Record<string, JobHandler> {
-  return {
-    "message.send": deferrable(async (payload, ctx) => {
-      const { messageId } = parse(MessagePayload, payload, "message.send");
-      await deliverMessage(c, messageId, attemptOf(ctx));
-    }),
-    "meta.inbound": deferrable(async (payload) => {
-      const { payloadId } = parse(InboundPayload, payload, "meta.inbound");
-      await processInboundPayload(c, payloadId);
-    }),
-    [STATUS_RETRY_JOB]: deferrable(async (payload) => {
-      const at = parse(StatusRetryPayload, payload, STATUS_RETRY_JOB);
-      await retryUnmatchedStatus(c, at);
-    }),
-    "media.download": async (payload, ctx) => {
-      const { mediaId } = parse(MediaPayload, payload, "media.download");
-      await downloadInboundMedia(c, mediaId, attemptOf(ctx));
-    },
-    [DELIVER_JOB]: deferrable(async (payload, ctx) => {
-      const { deliveryId } = parse(DeliveryPayload, payload, DELIVER_JOB);
-      await attemptDelivery(c, deliveryId, {
-        signal: ctx.signal,
-        completeIn: ctx.completeIn,
-      });
-    }),
-    // A spent quota snoozes the refresh to the next window, its place saved.
-    [REFRESH_JOB]: deferrable(async (payload, ctx) => {
-      const { socialAccountId } = parse(SocialPayload, payload, REFRESH_JOB);
-      await refreshSocialAccount(c, socialAccountId, { signal: ctx.signal });
-    }),
-    [REFRESH_ALL_JOB]: async (_payload, ctx) => {
-      const queued = await queueAllRefreshes(
-        c,
-        ctx.job.uniqueKey ?? ctx.job.id,
-      );
-      ctx.log.info("Queued social refreshes", { queued });
-    },
-    ...maintenanceHandlers({
-      db: c.db,
-      clock: c.clock,
-      retentionDays: c.config.webhookRetentionDays,
-    }),
-  };
+export function createJobHandlers(c: Container): Record<JobKind, JobHandler> {
+  const out = {} as Record<JobKind, JobHandler>;
+  for (const kind of Object.keys(HANDLERS) as JobKind[]) {
+    const define = HANDLERS[kind] as DefineJob<typeof kind>;
+    const schema = JOB_KINDS[kind].payload as unknown as z.ZodType<
+      ParsedPayload<typeof kind>
+    >;
+    out[kind] = jobHandler(kind, schema, define(c));
+  }
+  return out;
 }
 
 /**
@@ -118,6 +102,6 @@ export function splitHandlers(handlers: Record<string, JobHandler>): {
   main: Record<string, JobHandler>;
   webhooks: Record<string, JobHandler>;
 } {
-  const { [DELIVER_JOB]: deliver, ...main } = handlers;
-  return { main, webhooks: deliver ? { [DELIVER_JOB]: deliver } : {} };
+  const { ["webhook.deliver"]: deliver, ...main } = handlers;
+  return { main, webhooks: deliver ? { ["webhook.deliver"]: deliver } : {} };
 }

@@ -2,9 +2,16 @@
 import { AppError, coerceError } from "../errors.ts";
 import type { Clock } from "../clock.ts";
 import type { Logger } from "../log.ts";
-import type { Executor } from "../db/schema.ts";
+import { setImmediate } from "node:timers";
+import type { Db, Executor } from "../db/schema.ts";
 import { addMs } from "../db/time.ts";
-import { complete, fail, type JobRow, release } from "./queue.ts";
+import {
+  completeMany,
+  failMany,
+  type Failure,
+  type JobRow,
+  releaseMany,
+} from "./queue.ts";
 
 /** Thrown by a handler to run the job again after `delayMs` without counting an attempt. */
 export class Snooze extends Error {
@@ -58,38 +65,15 @@ export function classify(err: unknown): Outcome {
 }
 
 export interface SettleDeps {
-  db: Executor;
+  db: Db;
   clock: Clock;
-  log: Logger;
 }
 
-async function apply(
-  deps: SettleDeps,
-  job: JobRow,
-  outcome: Outcome,
-): Promise<void> {
-  const { db, log } = deps;
-  const now = deps.clock.now();
-  if (outcome.type === "complete") {
-    if (!await complete(db, job, now)) {
-      log.warn("Job finished after its lease was lost");
-    }
-  } else if (outcome.type === "snooze") {
-    await release(db, job, { runAt: addMs(now, outcome.delayMs), now });
-    log.debug("Job snoozed", { delayMs: outcome.delayMs });
-  } else {
-    const state = await fail(db, job, {
-      error: outcome.error,
-      retryable: outcome.retryable,
-      now,
-      ...(outcome.retryAfterMs === undefined
-        ? {}
-        : { retryAt: addMs(now, outcome.retryAfterMs) }),
-    });
-    const fields = { error: outcome.error, state };
-    if (state === "discarded") log.error("Job failed for good", fields);
-    else log.warn("Job failed", fields);
-  }
+interface Pending {
+  job: JobRow;
+  outcome: Outcome;
+  log: Logger;
+  settled: () => void;
 }
 
 function delay(ms: number): Promise<void> {
@@ -97,28 +81,132 @@ function delay(ms: number): Promise<void> {
 }
 
 /**
- * Writes the outcome with complete(), fail() or release(), trying again on database errors.
- * If the database stays down it gives up and logs: the lease then expires and
- * rescueExpiredLeases() hands the job back, so nothing is lost.
+ * Settles the outcomes of jobs that finish close together in one write: the
+ * outcomes that arrive in one turn of the event loop (and while the previous
+ * write runs) are written together, one statement per kind (completeMany,
+ * failMany, releaseMany) in one transaction. A job's settle() resolves only
+ * once its outcome is committed (or given up), so nothing that waits on a job
+ * sees it before it is durable.
  */
-export async function settle(
-  deps: SettleDeps,
-  { job, outcome }: { job: JobRow; outcome: Outcome },
-): Promise<void> {
-  for (let attempt = 1;; attempt++) {
+export class Settler {
+  #deps: SettleDeps;
+  #queue: Pending[] = [];
+  #flushing = false;
+
+  constructor(deps: SettleDeps) {
+    this.#deps = deps;
+  }
+
+  /**
+   * Writes the outcome with completeMany(), failMany() or releaseMany(), trying again on
+   * database errors. If the database stays down it gives up and logs: the lease then
+   * expires and rescueExpiredLeases() hands the job back, so nothing is lost.
+   */
+  settle(job: JobRow, outcome: Outcome, log: Logger): Promise<void> {
+    return new Promise((settled) => {
+      this.#queue.push({ job, outcome, log, settled });
+      if (this.#flushing) return;
+      this.#flushing = true;
+      // After the microtasks of this turn: the jobs finishing with this one join it.
+      setImmediate(() => this.#flush());
+    });
+  }
+
+  async #flush(): Promise<void> {
     try {
-      await apply(deps, job, outcome);
-      return;
-    } catch (err) {
-      if (attempt >= SETTLE_TRIES) {
-        deps.log.error(
-          "Cannot settle job; it runs again once its lease expires",
-          { err },
-        );
-        return;
+      while (this.#queue.length > 0) {
+        const batch = this.#queue.splice(0);
+        await this.#write(batch);
+        for (const p of batch) p.settled();
       }
-      deps.log.warn("Cannot settle job; trying again", { err });
-      await delay(SETTLE_BACKOFF_MS * 2 ** attempt);
+    } finally {
+      this.#flushing = false;
     }
   }
+
+  async #write(batch: Pending[]): Promise<void> {
+    for (let attempt = 1;; attempt++) {
+      try {
+        await this.#apply(batch);
+        return;
+      } catch (err) {
+        // The first job's log line stands for the batch.
+        const log = batch[0]!.log;
+        const fields = batch.length === 1
+          ? { err }
+          : { err, jobs: batch.length };
+        if (attempt >= SETTLE_TRIES) {
+          log.error(
+            "Cannot settle job; it runs again once its lease expires",
+            fields,
+          );
+          return;
+        }
+        log.warn("Cannot settle job; trying again", fields);
+        await delay(SETTLE_BACKOFF_MS * 2 ** attempt);
+      }
+    }
+  }
+
+  async #apply(batch: Pending[]): Promise<void> {
+    const now = this.#deps.clock.now();
+    const done: Pending[] = [];
+    const failed: Pending[] = [];
+    const snoozed: Pending[] = [];
+    for (const p of batch) {
+      const type = p.outcome.type;
+      (type === "complete" ? done : type === "fail" ? failed : snoozed).push(p);
+    }
+    const write = async (db: Executor) => {
+      const completed = await completeMany(db, done.map((p) => p.job), now);
+      const states = await failMany(db, failed.map(failureOf(now)), now);
+      await releaseMany(
+        db,
+        snoozed.map((p) => ({
+          job: p.job,
+          runAt: addMs(now, (p.outcome as { delayMs: number }).delayMs),
+        })),
+        now,
+      );
+      return { completed, states };
+    };
+    // One statement needs no transaction; several share one commit (and a retry starts clean).
+    const kinds = [done, failed, snoozed].filter((l) => l.length > 0).length;
+    const { completed, states } = kinds > 1
+      ? await this.#deps.db.transaction().execute(write)
+      : await write(this.#deps.db);
+    for (const p of done) {
+      if (!completed.has(p.job.id)) {
+        p.log.warn("Job finished after its lease was lost");
+      }
+    }
+    for (const p of failed) {
+      const fields = {
+        error: (p.outcome as { error: string }).error,
+        state: states.get(p.job.id),
+      };
+      if (fields.state === "discarded") {
+        p.log.error("Job failed for good", fields);
+      } else p.log.warn("Job failed", fields);
+    }
+    for (const p of snoozed) {
+      p.log.debug("Job snoozed", {
+        delayMs: (p.outcome as { delayMs: number }).delayMs,
+      });
+    }
+  }
+}
+
+function failureOf(now: Date) {
+  return (p: Pending): Failure => {
+    const o = p.outcome as Extract<Outcome, { type: "fail" }>;
+    return {
+      job: p.job,
+      error: o.error,
+      retryable: o.retryable,
+      ...(o.retryAfterMs === undefined
+        ? {}
+        : { retryAt: addMs(now, o.retryAfterMs) }),
+    };
+  };
 }

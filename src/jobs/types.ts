@@ -1,4 +1,5 @@
 /** Shapes of the durable job table as the rest of the program sees it (re-exported by queue.ts). */
+import type { JobKind, JobPayload } from "./kinds.ts";
 
 /** River's state names: a job is `running` only while a worker holds its lease. */
 export type JobState =
@@ -15,7 +16,8 @@ export interface JobError {
   error: string;
 }
 
-export interface EnqueueInput {
+/** A job as the queue core stores it, whatever its kind (see EnqueueInput for the typed one). */
+export interface AnyJobInput {
   /** `resource.verb`, e.g. `message.send`. */
   kind: string;
   /** Ids, not copies of rows: handlers reload the current state. Stored as JSON. */
@@ -31,6 +33,17 @@ export interface EnqueueInput {
   /** Jobs sharing a group (a webhook subscription) can be capped in flight by the pool. */
   groupKey?: string;
 }
+
+/**
+ * A job of a kind in JOB_KINDS with its typed payload; priority, maxAttempts
+ * and uniqueKey default to the kind's lane, attempts and key. A union over
+ * the kinds, so a literal `{ kind: "message.send", payload: ... }` is checked
+ * against its own kind's payload.
+ */
+export type EnqueueInput<K extends JobKind = JobKind> = K extends JobKind ?
+    & Omit<AnyJobInput, "kind" | "payload" | "priority">
+    & { kind: K; payload: JobPayload<K>; priority?: number }
+  : never;
 
 /** A claimed job: `leaseToken` proves this worker still owns it. */
 export interface JobRow {

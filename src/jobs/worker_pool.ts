@@ -9,6 +9,7 @@
  * slow batch jobs never makes a live send or inbound processing wait for a slot (with
  * `concurrency: 1` there is no reserve).
  */
+import { setImmediate } from "node:timers";
 import type { Clock } from "../clock.ts";
 import type { Logger } from "../log.ts";
 import type { Db, Executor } from "../db/schema.ts";
@@ -20,10 +21,10 @@ import {
   extendLease,
   type JobRow,
   PRIORITY,
-  release,
+  releaseMany,
   rescueExpiredLeases,
 } from "./queue.ts";
-import { classify, type Outcome, settle, Snooze } from "./settle.ts";
+import { classify, type Outcome, Settler, Snooze } from "./settle.ts";
 
 export interface JobContext {
   job: JobRow;
@@ -108,7 +109,10 @@ export class WorkerPool {
   #reserveUrgentSlot: boolean;
   #groups: GroupCap | undefined;
   #lanes: readonly number[] | undefined;
+  #settler: Settler;
   #nextRescueAt = 0;
+  /** The last claim came back full: the next one skips the probe for a due job. */
+  #lastFull = false;
   #running = new Map<string, Running>();
   #loop: Promise<void> | undefined;
   #stopping = false;
@@ -136,6 +140,7 @@ export class WorkerPool {
     this.workerId = opts.workerId ??
       `worker-${crypto.randomUUID().slice(0, 8)}`;
     this.#log = opts.log.child({ workerId: this.workerId });
+    this.#settler = new Settler({ db: opts.db, clock: opts.clock });
     this.#groups = opts.maxPerGroup === undefined
       ? undefined
       : new GroupCap(opts.maxPerGroup, { db: opts.db, log: this.#log });
@@ -193,24 +198,30 @@ export class WorkerPool {
     clearTimeout(timer);
     if (finished) return true;
     const now = this.#clock.now();
+    const given: Running[] = [];
     for (const entry of this.#running.values()) {
       if (entry.released) continue;
       entry.released = true;
       entry.beating = false;
       clearTimeout(entry.heartbeat);
       entry.controller.abort(new Error("Worker pool is shutting down"));
-      try {
-        await release(this.#db, entry.job, {
+      given.push(entry);
+    }
+    try {
+      await releaseMany(
+        this.#db,
+        given.map((e) => ({
+          job: e.job,
           runAt: now,
-          now,
           note: "Released at shutdown",
-        });
-      } catch (err) {
-        this.#log.error("Cannot release job at shutdown", {
-          jobId: entry.job.id,
-          err,
-        });
-      }
+        })),
+        now,
+      );
+    } catch (err) {
+      this.#log.error("Cannot release jobs at shutdown", {
+        jobIds: given.map((e) => e.job.id),
+        err,
+      });
     }
     return false;
   }
@@ -232,8 +243,9 @@ export class WorkerPool {
         if (more) {
           // node:sqlite answers synchronously, so a busy claim loop would run
           // on microtasks alone and starve timers and the HTTP server: let
-          // the event loop turn before claiming again.
-          await new Promise((resolve) => setTimeout(resolve, 0));
+          // the event loop turn (I/O included) before claiming again.
+          // setImmediate, not setTimeout(0): timers are clamped to ~2 ms.
+          await new Promise((resolve) => setImmediate(resolve));
           continue;
         }
         const full = this.#running.size >= this.#concurrency;
@@ -273,11 +285,31 @@ export class WorkerPool {
     const open = this.#concurrency === 1 || !this.#reserveUrgentSlot
       ? free
       : free - 1;
-    let jobs = open > 0 ? await claim(this.#db, { ...base, limit: open }) : [];
+    // The reserved slot takes only live or inbound work: claimed in the same
+    // statement, it is filled only by a job that is urgent enough.
+    const reserve = open < free
+      ? { reserve: { slots: free - open, maxPriority: PRIORITY.inbound } }
+      : {};
+    const probe = !this.#lastFull;
+    if (!this.#groups) {
+      const jobs = await claim(this.#db, {
+        ...base,
+        limit: free,
+        probe,
+        ...reserve,
+      });
+      this.#lastFull = jobs.length === free;
+      for (const job of jobs) this.#start(job);
+      return this.#lastFull;
+    }
+    let jobs = open > 0
+      ? await claim(this.#db, { ...base, limit: open, probe })
+      : [];
     // A group cap can hold one claim below the free slots; claim again (with
     // the jobs just started counted) while claims come back full.
     const { limit } = claimPlan({ ...base, limit: open });
-    if (limit < open && jobs.length >= limit && limit > 0) {
+    this.#lastFull = jobs.length >= limit && limit > 0;
+    if (limit < open && this.#lastFull) {
       for (const job of jobs) this.#start(job);
       return true;
     }
@@ -349,8 +381,8 @@ export class WorkerPool {
   /**
    * Runs one claimed job and settles it.
    *
-   * **Invariant: every job claim() returned MUST end in complete(), fail() or release(), whatever
-   * the handler throws.** The handler runs inside try/catch and settling retries on database
+   * **Invariant: every job claim() returned MUST end in complete(), fail() or release() (batched
+   * by the Settler), whatever the handler throws.** The handler runs inside try/catch and settling retries on database
    * errors; if the database stays down, the lease expires and rescueExpiredLeases() hands the job back.
    */
   async #execute(entry: Running): Promise<void> {
@@ -399,7 +431,7 @@ export class WorkerPool {
     if (
       !entry.released && !(entry.completedIn && outcome.type === "complete")
     ) {
-      await settle({ db: this.#db, clock: this.#clock, log }, { job, outcome });
+      await this.#settler.settle(job, outcome, log);
     }
   }
 

@@ -5,10 +5,10 @@ import { waitFor } from "../_support/wait.ts";
 import type { Logger } from "../../src/log.ts";
 import {
   DEFAULT_SCHEDULES,
+  type Schedule,
   scheduledTick,
   startCron,
 } from "../../src/cron/schedules.ts";
-import { maintenanceHandlers } from "../../src/jobs/maintenance.ts";
 import { PRIORITY } from "../../src/jobs/queue.ts";
 import { createJobHandlers } from "../../src/jobs/registry.ts";
 
@@ -50,7 +50,10 @@ Deno.test("startCron() enqueues one job per tick with two instances running", as
     clock: h.clock,
     log: recordingLogger(lines),
   };
-  const schedules = [{ kind: "t.tick", pattern: "* * * * * *" }];
+  const schedules: Schedule[] = [{
+    kind: "jobs.rescue",
+    pattern: "* * * * * *",
+  }];
   const first = startCron(deps, schedules);
   const second = startCron(deps, schedules);
   try {
@@ -68,11 +71,11 @@ Deno.test("startCron() enqueues one job per tick with two instances running", as
   const attempts = attemptsByTick(lines);
   const rows = await h.container.db.selectFrom("jobs")
     .select(["unique_key", "priority", "state"])
-    .where("kind", "=", "t.tick").execute();
+    .where("kind", "=", "jobs.rescue").execute();
   assert.equal(rows.length, attempts.size, "one job per tick");
   for (const [tick, outcomes] of attempts) {
     assert.match(tick, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.000Z$/);
-    assert.ok(rows.some((r) => r.unique_key === `cron:t.tick:${tick}`));
+    assert.ok(rows.some((r) => r.unique_key === `cron:jobs.rescue:${tick}`));
     if (outcomes.length === 2) {
       assert.deepEqual(outcomes, [
         "Cron tick already enqueued",
@@ -118,11 +121,7 @@ Deno.test("every default schedule has a registered handler", async () => {
     .filter((kind) => !handlers[kind]);
   assert.deepEqual(missing, []);
   // The maintenance kinds are the housekeeping schedules.
-  const maintenance = Object.keys(maintenanceHandlers({
-    db: h.container.db,
-    clock: h.clock,
-    retentionDays: 30,
-  }));
+  const maintenance = ["jobs.rescue", "jobs.prune"];
   for (const kind of maintenance) {
     assert.ok(DEFAULT_SCHEDULES.some((s) => s.kind === kind), kind);
   }

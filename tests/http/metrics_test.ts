@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { createHarness, type Harness } from "../_harness.ts";
-import { enqueue, PRIORITY } from "../../src/jobs/queue.ts";
+import { enqueueUnchecked, PRIORITY } from "../../src/jobs/queue.ts";
 import { addMs } from "../../src/db/time.ts";
 
 type Fetch = (req: Request, env?: unknown) => Response | Promise<Response>;
@@ -72,13 +72,13 @@ Deno.test("GET /metrics shows requests by route, queue depth and age per lane, a
   await h.request("GET", `/api/v2/contacts/${crypto.randomUUID()}`);
   await h.request("GET", "/nowhere");
   const now = h.clock.now();
-  await enqueue(h.container.db, {
+  await enqueueUnchecked(h.container.db, {
     kind: "t.x",
     payload: {},
     priority: PRIORITY.batch,
     runAt: addMs(now, -90_000),
   }, now);
-  await enqueue(h.container.db, {
+  await enqueueUnchecked(h.container.db, {
     kind: "t.y",
     payload: {},
     priority: PRIORITY.webhook,

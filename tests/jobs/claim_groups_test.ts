@@ -7,8 +7,8 @@ import { waitFor } from "../_support/wait.ts";
 import {
   claim,
   countByState,
-  enqueue,
-  enqueueMany,
+  enqueueManyUnchecked,
+  enqueueUnchecked,
   PRIORITY,
 } from "../../src/jobs/queue.ts";
 import { claimPlan, parkGroup } from "../../src/jobs/groups.ts";
@@ -61,7 +61,7 @@ engineTest(
   async (h) => {
     const db = h.container.db;
     const now = h.clock.now();
-    await enqueueMany(db, [
+    await enqueueManyUnchecked(db, [
       ...jobs("t.w", 10, { groupKey: "a" }),
       ...jobs("t.w", 10, { groupKey: "b" }),
       ...jobs("t.w", 3),
@@ -96,7 +96,7 @@ engineTest(
   async (h) => {
     const db = h.container.db;
     const now = h.clock.now();
-    await enqueueMany(db, [
+    await enqueueManyUnchecked(db, [
       { kind: "t.x", payload: {}, priority: PRIORITY.live },
       { kind: "t.x", payload: {}, priority: PRIORITY.webhook },
       { kind: "t.x", payload: {}, priority: PRIORITY.webhookManual },
@@ -129,7 +129,7 @@ engineTest(
 
 Deno.test("claim() with lanes reads the claim index as one range per lane, without sorting", async () => {
   await using h = await createHarness();
-  await enqueue(h.container.db, {
+  await enqueueUnchecked(h.container.db, {
     kind: "t.a",
     payload: {},
     priority: PRIORITY.batch,
@@ -165,7 +165,7 @@ engineTest(
   "a pool with maxPerGroup runs at most that many jobs of one group, and the others alongside",
   async (h: Harness) => {
     const db = h.container.db;
-    await enqueueMany(db, [
+    await enqueueManyUnchecked(db, [
       ...jobs("t.slow", 12, { groupKey: "dead" }),
       ...jobs("t.slow", 2, { groupKey: "healthy" }),
     ], systemClock.now());
@@ -214,12 +214,12 @@ engineTest(
   async (h) => {
     const db = h.container.db;
     const now = h.clock.now();
-    const ok = await enqueue(db, {
+    const ok = await enqueueUnchecked(db, {
       kind: "t.in",
       payload: { fail: false },
       priority: 0,
     }, now);
-    const bad = await enqueue(db, {
+    const bad = await enqueueUnchecked(db, {
       kind: "t.in",
       payload: { fail: true },
       priority: 0,
@@ -286,7 +286,7 @@ engineTest(
     }).execute();
     assert.equal(calls.length, 0);
     await db.transaction().execute(async (trx) => {
-      await enqueue(trx, {
+      await enqueueUnchecked(trx, {
         kind: "t.k",
         payload: {},
         priority: PRIORITY.inbound,
@@ -294,7 +294,7 @@ engineTest(
       assert.equal(calls.length, 1, "on the statement, before the commit");
     });
     assert.deepEqual(calls[0], new Set([PRIORITY.inbound]));
-    await enqueueMany(db, [
+    await enqueueManyUnchecked(db, [
       ...jobs("t.k", 3),
       { kind: "t.k", payload: {}, priority: PRIORITY.batch },
     ], h.clock.now());
@@ -308,7 +308,7 @@ engineTest(
   async (h) => {
     const db = h.container.db;
     const now = h.clock.now();
-    await enqueueMany(db, [
+    await enqueueManyUnchecked(db, [
       ...jobs("t.w", 50, { groupKey: "slow" }),
       ...jobs("t.w", 5, { groupKey: "fast" }),
     ], now);
@@ -334,7 +334,7 @@ engineTest(
   "a pool parks the backlog of a slow full group and brings it back once the group is fast again",
   async (h) => {
     const db = h.container.db;
-    await enqueueMany(
+    await enqueueManyUnchecked(
       db,
       jobs("t.slow", 40, { groupKey: "slow" }),
       systemClock.now(),
@@ -385,7 +385,11 @@ engineTest(
   async (h) => {
     const db = h.container.db;
     const now = systemClock.now();
-    await enqueueMany(db, jobs("t.fast", 200, { groupKey: "busy" }), now);
+    await enqueueManyUnchecked(
+      db,
+      jobs("t.fast", 200, { groupKey: "busy" }),
+      now,
+    );
     const pool = new WorkerPool({
       db,
       clock: systemClock,

@@ -7,15 +7,19 @@ import {
   claim,
   complete,
   countByState,
-  enqueue,
-  enqueueMany,
+  enqueueManyUnchecked,
+  enqueueUnchecked,
   PRIORITY,
 } from "../../src/jobs/queue.ts";
-import {
-  maintenanceHandlers,
-  RETENTION_MS,
-} from "../../src/jobs/maintenance.ts";
+import { RETENTION_MS } from "../../src/jobs/maintenance.ts";
+import { createJobHandlers } from "../../src/jobs/registry.ts";
 import { WorkerPool } from "../../src/jobs/worker_pool.ts";
+
+/** The registry's handlers of the housekeeping kinds. */
+function maintenanceHandlers(h: Harness) {
+  const all = createJobHandlers(h.container);
+  return { "jobs.rescue": all["jobs.rescue"], "jobs.prune": all["jobs.prune"] };
+}
 
 const DAY = 24 * 60 * 60 * 1_000;
 
@@ -24,17 +28,13 @@ function maintenancePool(h: Harness): WorkerPool {
     db: h.container.db,
     clock: h.clock,
     log: createLogger("silent"),
-    handlers: maintenanceHandlers({
-      db: h.container.db,
-      clock: h.clock,
-      retentionDays: 30,
-    }),
+    handlers: maintenanceHandlers(h),
     concurrency: 1,
   });
 }
 
 async function runMaintenance(h: Harness, kind: string): Promise<void> {
-  await enqueue(h.container.db, {
+  await enqueueUnchecked(h.container.db, {
     kind,
     payload: {},
     priority: PRIORITY.maintenance,
@@ -44,7 +44,11 @@ async function runMaintenance(h: Harness, kind: string): Promise<void> {
 
 engineTest("jobs.rescue hands back jobs whose lease expired", async (h) => {
   const db = h.container.db;
-  await enqueue(db, { kind: "t.x", payload: {}, priority: 0 }, h.clock.now());
+  await enqueueUnchecked(
+    db,
+    { kind: "t.x", payload: {}, priority: 0 },
+    h.clock.now(),
+  );
   await claim(db, {
     workerId: "dead",
     limit: 1,
@@ -65,7 +69,7 @@ engineTest(
     const clock = h.clock as ManualClock;
     const start = clock.now();
     const accountId = h.tenant.account.id;
-    await enqueueMany(db, [
+    await enqueueManyUnchecked(db, [
       { kind: "t.old", payload: {}, priority: 0 },
       { kind: "t.old", payload: {}, priority: 0 },
     ], start);

@@ -7,8 +7,8 @@ import {
   claim,
   complete,
   countByState,
-  enqueue,
-  enqueueMany,
+  enqueueManyUnchecked,
+  enqueueUnchecked,
   fail,
   PRIORITY,
   pruneFinished,
@@ -40,19 +40,19 @@ async function row(h: Harness, id: string | null) {
 engineTest("claim() takes jobs by priority, then run_at", async (h) => {
   const db = h.container.db;
   const now = h.clock.now();
-  const batch = await enqueue(db, {
+  const batch = await enqueueUnchecked(db, {
     kind: "t.batch",
     payload: { n: 1 },
     priority: PRIORITY.batch,
     runAt: addMs(now, -3_000),
   }, now);
-  const liveLater = await enqueue(db, {
+  const liveLater = await enqueueUnchecked(db, {
     kind: "t.live",
     payload: { n: 2 },
     priority: PRIORITY.live,
     runAt: addMs(now, -1_000),
   }, now);
-  const liveEarlier = await enqueue(db, {
+  const liveEarlier = await enqueueUnchecked(db, {
     kind: "t.live",
     payload: { n: 3 },
     priority: PRIORITY.live,
@@ -72,7 +72,7 @@ engineTest("claim() takes jobs by priority, then run_at", async (h) => {
 
 engineTest("claim() leaves jobs whose run_at is in the future", async (h) => {
   const now = h.clock.now();
-  const id = await enqueue(h.container.db, {
+  const id = await enqueueUnchecked(h.container.db, {
     kind: "t.later",
     payload: {},
     priority: PRIORITY.live,
@@ -86,7 +86,7 @@ engineTest("claim() leaves jobs whose run_at is in the future", async (h) => {
 engineTest("claim() filters by kind and by highest priority", async (h) => {
   const db = h.container.db;
   const now = h.clock.now();
-  await enqueueMany(db, [
+  await enqueueManyUnchecked(db, [
     { kind: "t.a", payload: {}, priority: PRIORITY.batch },
     { kind: "t.b", payload: {}, priority: PRIORITY.inbound },
   ], now);
@@ -108,12 +108,16 @@ engineTest("enqueue() returns null for a unique key that exists", async (h) => {
     priority: PRIORITY.batch,
     uniqueKey: "k1",
   };
-  const id = await enqueue(db, job, now);
+  const id = await enqueueUnchecked(db, job, now);
   assert.equal(typeof id, "string");
-  assert.equal(await enqueue(db, job, now), null);
+  assert.equal(await enqueueUnchecked(db, job, now), null);
   const [claimed] = await claimDue(h);
   assert.ok(await complete(db, claimed!, now));
-  assert.equal(await enqueue(db, job, now), null, "finished jobs still dedupe");
+  assert.equal(
+    await enqueueUnchecked(db, job, now),
+    null,
+    "finished jobs still dedupe",
+  );
   assert.equal((await countByState(db)).completed, 1);
 });
 
@@ -122,7 +126,7 @@ engineTest(
   async (h) => {
     const db = h.container.db;
     const now = h.clock.now();
-    await enqueue(db, {
+    await enqueueUnchecked(db, {
       kind: "t.m",
       payload: {},
       priority: PRIORITY.batch,
@@ -134,7 +138,7 @@ engineTest(
       priority: PRIORITY.batch,
       uniqueKey: `m-${i}`,
     }));
-    await enqueueMany(db, jobs, now);
+    await enqueueManyUnchecked(db, jobs, now);
     assert.deepEqual(await countByState(db), {
       available: 250,
       running: 0,
@@ -149,7 +153,7 @@ engineTest(
   "a claimed job is claimed again only after its lease is rescued",
   async (h) => {
     const db = h.container.db;
-    const id = await enqueue(db, {
+    const id = await enqueueUnchecked(db, {
       kind: "t.lease",
       payload: {},
       priority: PRIORITY.live,
@@ -189,7 +193,7 @@ engineTest(
   "rescueExpiredLeases() gives a job lost on its last attempt one more run, then discards it",
   async (h) => {
     const db = h.container.db;
-    const id = await enqueue(db, {
+    const id = await enqueueUnchecked(db, {
       kind: "t.poison",
       payload: {},
       priority: PRIORITY.live,
@@ -212,7 +216,7 @@ engineTest(
   "fail() retries with backoff, then discards at max_attempts, keeping every error",
   async (h) => {
     const db = h.container.db;
-    const id = await enqueue(db, {
+    const id = await enqueueUnchecked(db, {
       kind: "t.flaky",
       payload: {},
       priority: PRIORITY.webhook,
@@ -255,8 +259,16 @@ engineTest(
   async (h) => {
     const db = h.container.db;
     const now = h.clock.now();
-    const a = await enqueue(db, { kind: "t.a", payload: {}, priority: 0 }, now);
-    const b = await enqueue(db, { kind: "t.b", payload: {}, priority: 1 }, now);
+    const a = await enqueueUnchecked(db, {
+      kind: "t.a",
+      payload: {},
+      priority: 0,
+    }, now);
+    const b = await enqueueUnchecked(db, {
+      kind: "t.b",
+      payload: {},
+      priority: 1,
+    }, now);
     const [ja, jb] = await claimDue(h);
     assert.equal(
       await fail(db, ja!, { error: "bad input", retryable: false, now }),
@@ -277,7 +289,7 @@ engineTest(
   async (h) => {
     const db = h.container.db;
     const now = h.clock.now();
-    const id = await enqueue(
+    const id = await enqueueUnchecked(
       db,
       { kind: "t.r", payload: {}, priority: 0 },
       now,
@@ -309,7 +321,7 @@ engineTest(
   async (h) => {
     const db = h.container.db;
     const now = h.clock.now();
-    await enqueueMany(db, [
+    await enqueueManyUnchecked(db, [
       { kind: "t.p", payload: {}, priority: 0 },
       { kind: "t.p", payload: {}, priority: 0 },
       { kind: "t.p", payload: {}, priority: 0 },
@@ -332,7 +344,7 @@ engineTest(
 
 Deno.test("claim() finds due jobs through the partial claim index", async () => {
   await using h = await createHarness();
-  await enqueue(h.container.db, {
+  await enqueueUnchecked(h.container.db, {
     kind: "t.a",
     payload: {},
     priority: PRIORITY.live,

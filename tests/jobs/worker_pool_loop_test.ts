@@ -9,11 +9,11 @@ import type { Db } from "../../src/db/schema.ts";
 import { addMs } from "../../src/db/time.ts";
 import { createLogger, type Logger } from "../../src/log.ts";
 import {
+  type AnyJobInput,
   claim,
   countByState,
-  enqueue,
-  type EnqueueInput,
-  enqueueMany,
+  enqueueManyUnchecked,
+  enqueueUnchecked,
   PRIORITY,
   rescueExpiredLeases,
 } from "../../src/jobs/queue.ts";
@@ -44,9 +44,9 @@ function pool(
 async function add(
   db: Db,
   h: Harness,
-  job: Partial<EnqueueInput> & { kind: string },
+  job: Partial<AnyJobInput> & { kind: string },
 ): Promise<string> {
-  const id = await enqueue(db, {
+  const id = await enqueueUnchecked(db, {
     payload: {},
     priority: PRIORITY.live,
     ...job,
@@ -76,7 +76,7 @@ engineTest("two pools on one database run 500 jobs exactly once", async (h) => {
     payload: { i },
     priority: PRIORITY.live,
   }));
-  await enqueueMany(h.container.db, jobs, h.clock.now());
+  await enqueueManyUnchecked(h.container.db, jobs, h.clock.now());
   const url = h.container.config.databaseUrl;
   const opened = [openDatabase(url), openDatabase(url)];
   try {
@@ -159,7 +159,7 @@ engineTest(
       payload: { i },
       priority: PRIORITY.batch,
     }));
-    await enqueueMany(db, batch, h.clock.now());
+    await enqueueManyUnchecked(db, batch, h.clock.now());
     p.start();
     await waitFor(() => started.length === 3, {
       what: "3 batch jobs to start",
@@ -303,7 +303,11 @@ Deno.test({
   fn: async () => {
     await using h = await createHarness({ clock: systemClock });
     const db = h.container.db;
-    await enqueue(db, { kind: "t.work", payload: {}, priority: 0 }, new Date());
+    await enqueueUnchecked(
+      db,
+      { kind: "t.work", payload: {}, priority: 0 },
+      new Date(),
+    );
     // A worker that claims with a 50 ms lease and then "dies".
     const [dead] = await claim(db, {
       workerId: "dead",

@@ -4,9 +4,9 @@ import type { ManualClock } from "../../src/clock.ts";
 import { AppError } from "../../src/errors.ts";
 import { createLogger } from "../../src/log.ts";
 import {
+  type AnyJobInput,
   countByState,
-  enqueue,
-  type EnqueueInput,
+  enqueueUnchecked,
   PRIORITY,
 } from "../../src/jobs/queue.ts";
 import {
@@ -25,8 +25,8 @@ function pool(h: Harness, handlers: Record<string, JobHandler>): WorkerPool {
   });
 }
 
-async function add(h: Harness, job: Partial<EnqueueInput> & { kind: string }) {
-  const id = await enqueue(h.container.db, {
+async function add(h: Harness, job: Partial<AnyJobInput> & { kind: string }) {
+  const id = await enqueueUnchecked(h.container.db, {
     payload: {},
     priority: PRIORITY.live,
     ...job,

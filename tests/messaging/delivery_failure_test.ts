@@ -1,8 +1,10 @@
 import assert from "node:assert/strict";
 import { createHarness, type Harness } from "../_harness.ts";
-import { createTemplate } from "../../src/domain/templates/template_service.ts";
-import { acceptMessage } from "../../src/domain/messages/send_service.ts";
+import { queuedTemplate } from "../_support/queued_message.ts";
 import { deliverMessage } from "../../src/domain/messages/delivery_service.ts";
+import type { Container } from "../../src/container.ts";
+import { createJobHandlers } from "../../src/jobs/registry.ts";
+import { createLogger } from "../../src/log.ts";
 import { processInboundPayload } from "../../src/domain/inbound/inbound_service.ts";
 import {
   retryUnmatchedStatus,
@@ -12,30 +14,36 @@ import { RetryLater } from "../../src/errors.ts";
 import type { GraphApi } from "../../src/upstream/graph_api.ts";
 import { createGraphClient } from "../../src/upstream/graph_client.ts";
 
-async function queuedTemplate(h: Harness): Promise<string> {
-  await createTemplate(h.container, {
-    accountId: h.tenant.account.id,
-    name: "notice",
-    language: "en",
-    category: "UTILITY",
-    status: "approved",
-    components: [{ type: "BODY", text: "Notice" }],
-  });
-  const accepted = await h.container.db.transaction().execute((trx) =>
-    acceptMessage(trx, h.container, h.tenant.account.id, {
-      phoneNumberId: h.tenant.channel.id,
-      to: "+5491144445555",
-      type: "template",
-      template: { name: "notice", language: { code: "en" } },
-    })
-  );
-  return accepted.id;
-}
-
 async function statusOf(h: Harness, id: string) {
   return await h.container.db.selectFrom("messages")
     .select(["status", "error_code", "error_message"]).where("id", "=", id)
     .executeTakeFirstOrThrow();
+}
+
+/** Runs the registry's message.send handler as attempt `attempt` of `maxAttempts`. */
+async function runSendJob(
+  c: Container,
+  messageId: string,
+  attempts: { attempt: number; maxAttempts: number },
+): Promise<void> {
+  const handler = createJobHandlers(c)["message.send"];
+  await handler({ messageId }, {
+    job: {
+      id: "job-1",
+      kind: "message.send",
+      priority: 0,
+      payload: { messageId },
+      runAt: "",
+      leaseToken: "t",
+      uniqueKey: null,
+      groupKey: null,
+      errors: [],
+      ...attempts,
+    },
+    signal: new AbortController().signal,
+    log: createLogger("silent"),
+    completeIn: () => Promise.resolve(false),
+  });
 }
 
 const NEVER_CALLED: GraphApi = {
@@ -54,15 +62,14 @@ Deno.test("a send that cannot even start fails the message on its last attempt i
   })
     .where("id", "=", h.tenant.channel.id).execute();
   const deps = { ...h.container, graph: NEVER_CALLED };
-  await assert.rejects(
-    deliverMessage(deps, id, { attempt: 1, maxAttempts: 3 }),
-  );
+  await assert.rejects(runSendJob(deps, id, { attempt: 1, maxAttempts: 3 }));
   assert.equal(
     (await statusOf(h, id)).status,
     "queued",
     "retried while attempts remain",
   );
-  await deliverMessage(deps, id, { attempt: 3, maxAttempts: 3 });
+  // The last attempt's failure runs the final-failure hook, which marks the message.
+  await runSendJob(deps, id, { attempt: 3, maxAttempts: 3 });
   const row = await statusOf(h, id);
   assert.equal(row.status, "failed");
   assert.equal(row.error_code, "SEND_FAILED");
@@ -76,7 +83,7 @@ Deno.test("a send that fails on this side (not the network) fails the message on
     baseUrl: "http://graph.test/v22.0",
     fetch: () => Promise.reject(new RangeError("Invalid array length")),
   });
-  await deliverMessage({ ...h.container, graph }, id, {
+  await runSendJob({ ...h.container, graph }, id, {
     attempt: 1,
     maxAttempts: 3,
   });
@@ -130,8 +137,8 @@ Deno.test("a send accepted upstream is recorded even if the first write fails, a
       },
     },
   };
-  await deliverMessage(deps, id, { attempt: 1, maxAttempts: 3 });
-  await deliverMessage(deps, id, { attempt: 2, maxAttempts: 3 });
+  await deliverMessage(deps, id);
+  await deliverMessage(deps, id);
   assert.equal(sends, 1);
   const row = await db.selectFrom("messages").select([
     "status",

@@ -99,7 +99,7 @@ Deno.test({
     });
 
     const download = await peakGrowth(() =>
-      downloadInboundMedia(h.container, id, { attempt: 1, maxAttempts: 1 })
+      downloadInboundMedia(h.container, id)
     );
     const row = await h.container.db.selectFrom("media").selectAll()
       .where("id", "=", id).executeTakeFirstOrThrow();

@@ -197,48 +197,58 @@ export async function applyStatus(
   channel: Channel,
   status: MetaStatus,
 ): Promise<boolean> {
+  return await deps.db.transaction().execute((trx) =>
+    applyStatusIn(trx, deps, channel, status)
+  );
+}
+
+/** applyStatus() in the caller's transaction (a status-only webhook's own). */
+export async function applyStatusIn(
+  trx: Executor,
+  deps: Pick<ApplyDeps, "clock" | "log">,
+  channel: Channel,
+  status: MetaStatus,
+): Promise<boolean> {
   const reported = reportedStatus(status.status);
   if (!reported) {
     deps.log.debug("Ignoring status value", { status: status.status });
     return true;
   }
-  return await deps.db.transaction().execute(async (trx) => {
-    let row = await findMessageByWamid(trx, status.id);
-    if (!row && status.biz_opaque_callback_data) {
-      const candidate = await findMessageById(
-        trx,
-        status.biz_opaque_callback_data,
-      );
-      if (
-        candidate && candidate.account_id === channel.accountId &&
-        candidate.direction === "outbound"
-      ) {
-        row = candidate;
-      }
+  let row = await findMessageByWamid(trx, status.id);
+  if (!row && status.biz_opaque_callback_data) {
+    const candidate = await findMessageById(
+      trx,
+      status.biz_opaque_callback_data,
+    );
+    if (
+      candidate && candidate.account_id === channel.accountId &&
+      candidate.direction === "outbound"
+    ) {
+      row = candidate;
     }
-    if (!row) return false;
-    if (row.direction !== "outbound" || row.account_id !== channel.accountId) {
-      return true;
-    }
-    const decision = applyStatusReport(row.status as OutboundStatus, reported);
-    const now = toDbTime(deps.clock.now());
-    if (!decision.change) {
-      if (!row.wa_message_id) await setWamidIfMissing(trx, row.id, status.id);
-      return true;
-    }
-    const error = reported === "failed" ? status.errors?.[0] : undefined;
-    await recordStatusChange(trx, row, {
-      to: decision.to,
-      now,
-      waMessageId: status.id,
-      ...(reported === "failed"
-        ? {
-          errorCode: error ? String(error.code) : "unknown",
-          errorMessage: error?.error_data?.details ?? error?.message ??
-            error?.title ?? "Delivery failed",
-        }
-        : {}),
-    });
+  }
+  if (!row) return false;
+  if (row.direction !== "outbound" || row.account_id !== channel.accountId) {
     return true;
+  }
+  const decision = applyStatusReport(row.status as OutboundStatus, reported);
+  const now = toDbTime(deps.clock.now());
+  if (!decision.change) {
+    if (!row.wa_message_id) await setWamidIfMissing(trx, row.id, status.id);
+    return true;
+  }
+  const error = reported === "failed" ? status.errors?.[0] : undefined;
+  await recordStatusChange(trx, row, {
+    to: decision.to,
+    now,
+    waMessageId: status.id,
+    ...(reported === "failed"
+      ? {
+        errorCode: error ? String(error.code) : "unknown",
+        errorMessage: error?.error_data?.details ?? error?.message ??
+          error?.title ?? "Delivery failed",
+      }
+      : {}),
   });
+  return true;
 }

@@ -1,7 +1,7 @@
 import type { Executor } from "../../db/schema.ts";
 import { toDbTime } from "../../db/time.ts";
 import { newId } from "../../ids.ts";
-import { enqueue, PRIORITY } from "../../jobs/queue.ts";
+import { enqueue } from "../../jobs/queue.ts";
 import type { Channel } from "../channels/channel.ts";
 import { mediaStorageKey } from "../media/media.ts";
 import { insertMedia } from "../media/media_repo.ts";
@@ -41,11 +41,5 @@ export async function queueInboundMedia(
     created_at: nowIso,
     updated_at: nowIso,
   });
-  await enqueue(trx, {
-    kind: "media.download",
-    payload: { mediaId },
-    priority: PRIORITY.media,
-    uniqueKey: `media.download:${mediaId}`,
-    maxAttempts: 8,
-  }, now);
+  await enqueue(trx, { kind: "media.download", payload: { mediaId } }, now);
 }

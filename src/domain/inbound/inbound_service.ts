@@ -24,7 +24,14 @@ import { jsonDepthProblem } from "../json_bounds.ts";
 import {
   enqueueStatusRetry,
   type StatusAt,
+  unmatchedNote,
 } from "./unmatched_status_service.ts";
+import {
+  findInboundPayload,
+  insertInboundPayload,
+  markInboundPayloadProcessed,
+} from "./inbound_payload_repo.ts";
+import { applyStatusWebhook, statusOnly } from "./status_webhook_service.ts";
 
 /** Webhook fields read: customer messages and statuses, and Business app echoes. */
 const HANDLED_FIELDS = ["messages", "smb_message_echoes"];
@@ -71,25 +78,28 @@ export async function acceptMetaWebhook(
   rawBody: Uint8Array,
 ): Promise<string> {
   const text = new TextDecoder().decode(rawBody);
-  const error = envelopeError(text);
+  const { payload, error } = readEnvelope(text);
   const now = deps.clock.now();
   const id = newId(now.getTime());
+  // Status callbacks are applied here and now (see status_webhook_service.ts).
+  const changes = payload ? statusOnly(payload) : null;
+  if (changes && await applyStatusWebhook(deps, { id, text, now, changes })) {
+    return id;
+  }
   await deps.db.transaction().execute(async (trx) => {
-    await trx.insertInto("inbound_payloads").values({
+    await insertInboundPayload(trx, {
       id,
       body: text,
-      received_at: toDbTime(now),
-      processed_at: error ? toDbTime(now) : null,
+      receivedAt: toDbTime(now),
+      processedAt: error ? toDbTime(now) : null,
       error,
-    }).execute();
+    });
     if (error) return;
-    await enqueue(trx, {
-      kind: "meta.inbound",
-      payload: { payloadId: id },
-      priority: PRIORITY.inbound,
-      uniqueKey: `meta.inbound:${id}`,
-      maxAttempts: 20,
-    }, now);
+    await enqueue(
+      trx,
+      { kind: "meta.inbound", payload: { payloadId: id } },
+      now,
+    );
   });
   if (error) {
     deps.log.warn("Stored a signed webhook that cannot be processed", {
@@ -100,17 +110,20 @@ export async function acceptMetaWebhook(
   return id;
 }
 
-/** Why a webhook body cannot be processed, or null when it is a Meta envelope. */
-function envelopeError(text: string): string | null {
+/** The Meta envelope of a webhook body, or why it cannot be processed. */
+function readEnvelope(
+  text: string,
+): { payload: MetaPayload; error: null } | { payload?: never; error: string } {
   let parsed: unknown;
   try {
     parsed = JSON.parse(text);
   } catch {
-    return "Cannot parse webhook body: it is not valid JSON";
+    return { error: "Cannot parse webhook body: it is not valid JSON" };
   }
-  return MetaPayload.safeParse(parsed).success
-    ? null
-    : "Cannot read webhook body: it is not a Meta webhook envelope";
+  const envelope = MetaPayload.safeParse(parsed);
+  return envelope.success ? { payload: envelope.data, error: null } : {
+    error: "Cannot read webhook body: it is not a Meta webhook envelope",
+  };
 }
 
 /** Id of a raw element for a log line, when it has one. */
@@ -181,8 +194,7 @@ export async function processInboundPayload(
   deps: InboundDeps,
   payloadId: string,
 ): Promise<void> {
-  const stored = await deps.db.selectFrom("inbound_payloads").selectAll()
-    .where("id", "=", payloadId).executeTakeFirst();
+  const stored = await findInboundPayload(deps.db, payloadId);
   if (!stored) return;
   const payload = MetaPayload.parse(JSON.parse(stored.body));
   const skipped: string[] = [];
@@ -245,19 +257,15 @@ export async function processInboundPayload(
   const now = deps.clock.now();
   const problems = [
     ...(skipped.length ? [`skipped ${skipped.join("; ")}`] : []),
-    ...(unmatched.length
-      ? [
-        `${unmatched.length} status report(s) matched no message yet: each is tried again on its own, then dropped`,
-      ]
-      : []),
+    ...(unmatched.length ? [unmatchedNote(unmatched.length)] : []),
   ];
   await deps.db.transaction().execute(async (trx) => {
     // Only the unmatched statuses wait, each in its own job: the payload is done.
     for (const at of unmatched) await enqueueStatusRetry(trx, at, now);
-    await trx.updateTable("inbound_payloads").set({
-      processed_at: toDbTime(now),
+    await markInboundPayloadProcessed(trx, payloadId, {
+      at: toDbTime(now),
       error: problems.length ? problems.join("; ") : null,
-    }).where("id", "=", payloadId).execute();
+    });
   });
   if (unmatched.length) deps.jobs.notify([PRIORITY.inbound]);
 }

@@ -6,9 +6,10 @@ import type { Db, Executor } from "../../db/schema.ts";
 import type { Clock } from "../../clock.ts";
 import type { Logger } from "../../log.ts";
 import { RetryLater } from "../../errors.ts";
-import { enqueue, PRIORITY } from "../../jobs/queue.ts";
+import { enqueue } from "../../jobs/queue.ts";
 import { findChannelByUpstreamId } from "../channels/channel_repo.ts";
 import { applyStatus } from "./inbound_apply_service.ts";
+import { findInboundPayload } from "./inbound_payload_repo.ts";
 import { MetaPayload, MetaStatus, MetaValue } from "./meta_payload.ts";
 
 export const STATUS_RETRY_JOB = "meta.status";
@@ -38,15 +39,17 @@ export async function enqueueStatusRetry(
   at: StatusAt,
   now: Date,
 ): Promise<void> {
+  // Lane, attempts and unique key (one per status): JOB_KINDS["meta.status"].
   await enqueue(trx, {
     kind: STATUS_RETRY_JOB,
     payload: at,
-    priority: PRIORITY.inbound,
     runAt: new Date(now.getTime() + MIN_DELAY_MS),
-    uniqueKey:
-      `${STATUS_RETRY_JOB}:${at.payloadId}:${at.entry}.${at.change}.${at.status}`,
-    maxAttempts: 20,
   }, now);
+}
+
+/** What a payload with `n` unmatched statuses keeps as its error. */
+export function unmatchedNote(n: number): string {
+  return `${n} status report(s) matched no message yet: each is tried again on its own, then dropped`;
 }
 
 /**
@@ -63,9 +66,7 @@ export async function retryUnmatchedStatus(
   deps: Deps,
   at: StatusAt,
 ): Promise<void> {
-  const stored = await deps.db.selectFrom("inbound_payloads")
-    .select(["body", "received_at"]).where("id", "=", at.payloadId)
-    .executeTakeFirst();
+  const stored = await findInboundPayload(deps.db, at.payloadId);
   if (!stored) return;
   const payload = MetaPayload.parse(JSON.parse(stored.body));
   const value = MetaValue.safeParse(
@@ -80,7 +81,7 @@ export async function retryUnmatchedStatus(
     value.data.metadata.phone_number_id,
   );
   if (!channel || await applyStatus(deps, channel, status.data)) return;
-  const age = deps.clock.now().getTime() - Date.parse(stored.received_at);
+  const age = deps.clock.now().getTime() - Date.parse(stored.receivedAt);
   if (age >= UNMATCHED_WINDOW_MS) {
     deps.log.warn("Dropping a status report that matches no message", {
       payloadId: at.payloadId,

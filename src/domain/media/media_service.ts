@@ -62,83 +62,91 @@ function sameHash(expected: string | null, actualHex: string): boolean {
 
 /**
  * Copies an inbound media file from the upstream into our blob store and
- * links it to its message. Idempotent: a stored media is left alone.
+ * links it to its message. Idempotent: a stored media is left alone. A
+ * failure is thrown; once it is final (permanent, or the job's last attempt)
+ * the job's final-failure hook calls failInboundMedia().
  */
 export async function downloadInboundMedia(
   deps: MediaDeps,
   mediaId: string,
-  attempt: { attempt: number; maxAttempts: number; signal?: AbortSignal },
+  attempt: { signal?: AbortSignal } = {},
 ): Promise<void> {
   const media = await findMediaById(deps.db, mediaId);
   if (!media || media.status === "stored" || !media.upstream_media_id) return;
-  const fail = async (message: string) => {
-    await markMediaFailed(deps.db, media.id, {
-      error: message,
-      now: toDbTime(deps.clock.now()),
-    });
-  };
   const channel = media.channel_id
     ? await findChannelById(deps.db, media.channel_id)
     : undefined;
-  if (!channel) return await fail("The channel of this media no longer exists");
-  try {
-    const auth = {
-      phoneNumberId: channel.upstreamPhoneNumberId,
-      accessToken: await channelAccessToken(deps, channel.id),
-    };
-    const info = await deps.graph.getMediaInfo(auth, media.upstream_media_id);
-    if (info.fileSize !== null && info.fileSize > deps.config.mediaMaxBytes) {
+  if (!channel) {
+    return await failInboundMedia(
+      deps,
+      media.id,
+      new Error("The channel of this media no longer exists"),
+    );
+  }
+  const auth = {
+    phoneNumberId: channel.upstreamPhoneNumberId,
+    accessToken: await channelAccessToken(deps, channel.id),
+  };
+  const info = await deps.graph.getMediaInfo(auth, media.upstream_media_id);
+  if (info.fileSize !== null && info.fileSize > deps.config.mediaMaxBytes) {
+    throw new AppError(
+      "VALIDATION_ERROR",
+      `Media "${media.id}" is ${info.fileSize} bytes, above the ${deps.config.mediaMaxBytes} byte limit`,
+    );
+  }
+  // Streamed from the upstream into the store chunk by chunk, never held whole;
+  // a failed hash check throws before the store publishes anything.
+  const hash = createHash("sha256");
+  let sizeBytes = 0;
+  let sha256 = "";
+  const mimeType = info.mimeType || media.mime_type;
+  await deps.blobs.put(media.storage_key, async (write) => {
+    await deps.graph.downloadMedia(auth, info.url, {
+      maxBytes: deps.config.mediaMaxBytes,
+      ...(attempt.signal ? { signal: attempt.signal } : {}),
+      write: async (chunk) => {
+        hash.update(chunk);
+        sizeBytes += chunk.byteLength;
+        await write(chunk);
+      },
+    });
+    sha256 = hash.digest("hex");
+    if (!sameHash(info.sha256 ?? media.sha256, sha256)) {
       throw new AppError(
-        "VALIDATION_ERROR",
-        `Media "${media.id}" is ${info.fileSize} bytes, above the ${deps.config.mediaMaxBytes} byte limit`,
+        "UPSTREAM_ERROR",
+        `Media "${media.id}" failed its sha256 check: the download is corrupt`,
+        { retryable: true },
       );
     }
-    // Streamed from the upstream into the store chunk by chunk, never held whole;
-    // a failed hash check throws before the store publishes anything.
-    const hash = createHash("sha256");
-    let sizeBytes = 0;
-    let sha256 = "";
-    const mimeType = info.mimeType || media.mime_type;
-    await deps.blobs.put(media.storage_key, async (write) => {
-      await deps.graph.downloadMedia(auth, info.url, {
-        maxBytes: deps.config.mediaMaxBytes,
-        ...(attempt.signal ? { signal: attempt.signal } : {}),
-        write: async (chunk) => {
-          hash.update(chunk);
-          sizeBytes += chunk.byteLength;
-          await write(chunk);
-        },
-      });
-      sha256 = hash.digest("hex");
-      if (!sameHash(info.sha256 ?? media.sha256, sha256)) {
-        throw new AppError(
-          "UPSTREAM_ERROR",
-          `Media "${media.id}" failed its sha256 check: the download is corrupt`,
-          { retryable: true },
-        );
-      }
-    }, { contentType: mimeType });
-    const now = toDbTime(deps.clock.now());
-    await deps.db.transaction().execute(async (trx) => {
-      await markMediaStored(trx, media.id, {
-        sha256,
-        sizeBytes,
-        mimeType,
+  }, { contentType: mimeType });
+  const now = toDbTime(deps.clock.now());
+  await deps.db.transaction().execute(async (trx) => {
+    await markMediaStored(trx, media.id, {
+      sha256,
+      sizeBytes,
+      mimeType,
+      now,
+    });
+    if (media.message_id) {
+      await setMessageMedia(trx, media.message_id, {
+        mediaId: media.id,
+        mediaKey: media.storage_key,
         now,
       });
-      if (media.message_id) {
-        await setMessageMedia(trx, media.message_id, {
-          mediaId: media.id,
-          mediaKey: media.storage_key,
-          now,
-        });
-      }
-    });
-  } catch (err) {
-    const retryable = !(err instanceof AppError) || err.retryable;
-    if (retryable && attempt.attempt < attempt.maxAttempts) throw err;
-    await fail(err instanceof Error ? err.message : String(err));
-  }
+    }
+  });
+}
+
+/** Marks a media download failed for good with the error's message. */
+export async function failInboundMedia(
+  deps: Pick<MediaDeps, "db" | "clock">,
+  mediaId: string,
+  err: unknown,
+): Promise<void> {
+  await markMediaFailed(deps.db, mediaId, {
+    error: err instanceof Error ? err.message : String(err),
+    now: toDbTime(deps.clock.now()),
+  });
 }
 
 async function describe(

@@ -9,6 +9,7 @@ import { type GraphApi, UpstreamError } from "../../upstream/graph_api.ts";
 import type { SendGovernor, SendLane } from "../../upstream/send_governor.ts";
 import { findChannelById } from "../channels/channel_repo.ts";
 import { channelAccessToken } from "../channels/channel_service.ts";
+import { findContact } from "../contacts/contact_repo.ts";
 import { cloudMessageBody } from "./outbound.ts";
 import {
   findMessageById,
@@ -26,9 +27,8 @@ export interface DeliveryDeps {
   governor: SendGovernor;
 }
 
-export interface DeliveryAttempt {
-  attempt: number;
-  maxAttempts: number;
+export interface DeliveryOptions {
+  /** Aborted on shutdown or a lost lease: the send is given up, not failed. */
   signal?: AbortSignal;
 }
 
@@ -80,38 +80,36 @@ function failureOf(err: unknown): { code: string; message: string } {
 
 /**
  * Sends one queued message upstream, paced by the channel's governor. On
- * success the message moves to `sent` with its upstream id; a permanent
- * failure, or any failure on the last attempt, moves it to `failed`, so an
- * accepted message never stays queued. Throttling re-runs the job later
- * without spending an attempt; transient failures are left to the retry.
+ * success the message moves to `sent` with its upstream id. A failure is
+ * thrown (AppError says whether it is retryable); throttling throws
+ * RetryLater, re-run later without spending an attempt. When the failure is
+ * final (permanent, or the job's last attempt) the job's final-failure hook
+ * calls failUndeliverable(), so an accepted message never stays queued.
  */
 export async function deliverMessage(
   deps: DeliveryDeps,
   messageId: string,
-  attempt: DeliveryAttempt,
+  opts: DeliveryOptions = {},
 ): Promise<void> {
-  let wamid: string;
-  try {
-    const result = await sendOnce(deps, messageId, attempt);
-    if (result === "nothing") return;
-    wamid = result;
-  } catch (err) {
-    // Shutdown or a lost lease: another run will finish this message.
-    if (attempt.signal?.aborted || err instanceof RetryLater) throw err;
-    const last = attempt.attempt >= attempt.maxAttempts;
-    const retryable = !(err instanceof AppError) || err.retryable;
-    if (retryable && !last) throw err;
-    await markFailed(deps, messageId, failureOf(err));
-    return;
-  }
-  await recordAccepted(deps, messageId, wamid);
+  const result = await sendOnce(deps, messageId, opts);
+  if (result === "nothing") return;
+  await recordAccepted(deps, messageId, result);
+}
+
+/** Marks a message that cannot be sent failed with what `err` says (while it is still queued). */
+export async function failUndeliverable(
+  deps: DeliveryDeps,
+  messageId: string,
+  err: unknown,
+): Promise<void> {
+  await markFailed(deps, messageId, failureOf(err));
 }
 
 /** Sends the message once; the upstream id, or "nothing" when there is nothing left to send. */
 async function sendOnce(
   deps: DeliveryDeps,
   messageId: string,
-  attempt: DeliveryAttempt,
+  attempt: DeliveryOptions,
 ): Promise<string | "nothing"> {
   const row: MessageRow | undefined = await findMessageById(deps.db, messageId);
   if (
@@ -132,9 +130,10 @@ async function sendOnce(
     });
     return "nothing";
   }
-  const contact = await deps.db.selectFrom("contacts")
-    .select(["phone_number", "user_id"])
-    .where("id", "=", row.contact_id).executeTakeFirstOrThrow();
+  const contact = await findContact(deps.db, row.account_id, row.contact_id);
+  if (!contact) {
+    throw new Error(`Cannot send message "${row.id}": its contact is gone`);
+  }
   await deps.governor.acquire(channel.id, {
     lane: row.lane as SendLane,
     ratePerSecond: channel.sendRate,
@@ -143,7 +142,7 @@ async function sendOnce(
   const accessToken = await channelAccessToken(deps, channel.id);
   const body = cloudMessageBody(
     { id: row.id, type: row.type, content: fromJson(row.content, {}) },
-    { phoneNumber: contact.phone_number, userId: contact.user_id },
+    { phoneNumber: contact.phoneNumber, userId: contact.userId },
   );
   try {
     const sent = await deps.graph.sendMessage(

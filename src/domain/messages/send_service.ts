@@ -262,7 +262,7 @@ function accepted(row: MessageRow): AcceptedMessage {
 
 function sendJobs(rows: MessageRow[], lane: Lane, runAt?: Map<string, Date>) {
   return rows.map((row) => ({
-    kind: "message.send",
+    kind: "message.send" as const,
     payload: { messageId: row.id },
     priority: lane === "live" ? PRIORITY.live : PRIORITY.batch,
     uniqueKey: `message.send:${row.id}`,

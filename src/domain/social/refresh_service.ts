@@ -7,7 +7,7 @@
 import { fromJson, toJson } from "../../db/json.ts";
 import { toDbTime } from "../../db/time.ts";
 import { RetryLater } from "../../errors.ts";
-import { enqueue, PRIORITY } from "../../jobs/queue.ts";
+import { enqueue } from "../../jobs/queue.ts";
 import type { Executor } from "../../db/schema.ts";
 import type { SocialClient } from "../../upstream/social_client.ts";
 import {
@@ -73,7 +73,6 @@ export async function queueRefresh(
   const id = await enqueue(db, {
     kind: REFRESH_JOB,
     payload: { socialAccountId },
-    priority: PRIORITY.maintenance,
     uniqueKey: `${REFRESH_JOB}:${socialAccountId}:${input.key}`,
   }, input.now);
   return id !== null;

@@ -1,4 +1,5 @@
 /** Delivery log rows: one per attempt, as the API shows them. */
+import { JOB_KINDS, type JobKind } from "../../jobs/kinds.ts";
 import type { WebhookDeliveriesTable } from "../../db/schema.ts";
 
 export const DELIVERY_STATUSES = [
@@ -13,11 +14,11 @@ export const DELIVERY_KINDS = ["event", "test", "replay"] as const;
 export type DeliveryKind = (typeof DELIVERY_KINDS)[number];
 
 /** The job that makes one attempt; its payload is the delivery row's id. */
-export const DELIVER_JOB = "webhook.deliver";
+export const DELIVER_JOB = "webhook.deliver" satisfies JobKind;
 
-/** The unique key of the job of one attempt row. */
+/** The unique key of the job of one attempt row (JOB_KINDS gives it). */
 export function deliveryJobKey(deliveryId: string): string {
-  return `${DELIVER_JOB}:${deliveryId}`;
+  return JOB_KINDS[DELIVER_JOB].uniqueKey!({ deliveryId });
 }
 
 /** Bytes of the receiver's response body kept on an attempt. */

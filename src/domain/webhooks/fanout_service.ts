@@ -1,16 +1,13 @@
 import type { Executor, WebhookDeliveriesTable } from "../../db/schema.ts";
 import { fromJson } from "../../db/json.ts";
 import { newId } from "../../ids.ts";
-import { enqueueMany, PRIORITY } from "../../jobs/queue.ts";
-import { DELIVER_JOB, deliveryJobKey, pendingRow } from "./delivery.ts";
+import { type EnqueueInput, enqueueMany, PRIORITY } from "../../jobs/queue.ts";
+import { DELIVER_JOB, pendingRow } from "./delivery.ts";
 import { insertDeliveries, pendingContactCreated } from "./delivery_repo.ts";
 import { payloadHash } from "./envelope.ts";
 import { subscribersOf } from "./webhook_repo.ts";
 
 export { DELIVER_JOB } from "./delivery.ts";
-
-/** Job-level tries of one attempt row (hourly once backed off: about a week). */
-const DELIVERY_JOB_MAX_ATTEMPTS = 200;
 
 /**
  * When an attempt that waits for its contact's contact.created first runs:
@@ -33,16 +30,13 @@ export interface FannedEvent {
 export function deliveryJob(
   row: Pick<WebhookDeliveriesTable, "id" | "webhook_id">,
   options: { runAt?: Date; priority?: number } = {},
-) {
+): EnqueueInput<typeof DELIVER_JOB> {
+  // Attempts and unique key: JOB_KINDS["webhook.deliver"].
   return {
     kind: DELIVER_JOB,
     payload: { deliveryId: row.id },
     priority: options.priority ?? PRIORITY.webhook,
     groupKey: row.webhook_id,
-    // The attempt schedule lives in the delivery rows; a job only fails when
-    // the database does, and must outlast an outage rather than drop its row.
-    maxAttempts: DELIVERY_JOB_MAX_ATTEMPTS,
-    uniqueKey: deliveryJobKey(row.id),
     ...(options.runAt ? { runAt: options.runAt } : {}),
   };
 }

@@ -12,7 +12,10 @@ import {
 import { apiOperations, loadDocument, seedTenant } from "../../http/_routes.ts";
 import { startSimulator } from "../../../src/simulator/server.ts";
 import { WorkerPool } from "../../../src/jobs/worker_pool.ts";
-import { createJobHandlers } from "../../../src/jobs/registry.ts";
+import {
+  createJobHandlers,
+  splitHandlers,
+} from "../../../src/jobs/registry.ts";
 import { createLogger } from "../../../src/log.ts";
 import type { ManualClock } from "../../../src/clock.ts";
 import { SCOPES } from "../../../src/domain/accounts/scopes.ts";
@@ -141,11 +144,8 @@ async function session(
     displayPhoneNumber: h.tenant.channel.phoneNumber.replace("+", ""),
     wamids: [own.inboundWamid],
   };
-  const handlers = createJobHandlers(h.container);
   // Deliveries would dial whatever URL a fuzzed subscription holds: they stay queued.
-  for (const kind of Object.keys(handlers)) {
-    if (kind.startsWith("webhook.")) delete handlers[kind];
-  }
+  const handlers = splitHandlers(createJobHandlers(h.container)).main;
   const workers = new WorkerPool({
     db: h.container.db,
     clock: h.clock,

@@ -1,0 +1,109 @@
+/**
+ * Every job kind the program runs, in one table: payload schema, lane
+ * (priority), max attempts and unique key. Enqueueing is typed by it (a
+ * misspelled kind or a wrong payload fails the type check) and fills in the
+ * lane, attempts and key it gives. The handler and final-failure hook of each
+ * kind are in jobs/handlers/<kind>.ts, listed by jobs/registry.ts against the
+ * same kinds (a kind without a handler fails the type check there): they call
+ * into the domain, which enqueues through this table, so one literal table
+ * would be an import cycle.
+ */
+import { z } from "zod";
+
+/** Lanes: lower runs first, so a live send is claimed before any queued batch work. */
+export const PRIORITY = {
+  live: 0,
+  inbound: 5,
+  /** Tests and replays a user asked for, ahead of the event deliveries queued before them. */
+  webhookManual: 8,
+  webhook: 10,
+  media: 20,
+  batch: 30,
+  maintenance: 40,
+} as const;
+
+export const DEFAULT_MAX_ATTEMPTS = 25;
+
+export interface KindSpec<S extends z.ZodType> {
+  /** Payloads carry ids, not copies: handlers reload the current state. */
+  payload: S;
+  /** The default priority; enqueue may pass another (a batch send). */
+  lane: number;
+  /** @default DEFAULT_MAX_ATTEMPTS */
+  maxAttempts?: number;
+  /** The default unique key of a job with this payload. */
+  uniqueKey?: (payload: z.output<S>) => string;
+}
+
+function kind<S extends z.ZodType>(spec: KindSpec<S>): KindSpec<S> {
+  return spec;
+}
+
+const None = z.object({}).passthrough();
+
+export const JOB_KINDS = {
+  "message.send": kind({
+    payload: z.object({ messageId: z.string() }),
+    lane: PRIORITY.live,
+    maxAttempts: 12,
+    uniqueKey: (p) => `message.send:${p.messageId}`,
+  }),
+  "meta.inbound": kind({
+    payload: z.object({ payloadId: z.string() }),
+    lane: PRIORITY.inbound,
+    maxAttempts: 20,
+    uniqueKey: (p) => `meta.inbound:${p.payloadId}`,
+  }),
+  /** One status report that matched no message yet, tried again on its own. */
+  "meta.status": kind({
+    payload: z.object({
+      payloadId: z.string(),
+      entry: z.number().int(),
+      change: z.number().int(),
+      status: z.number().int(),
+    }),
+    lane: PRIORITY.inbound,
+    maxAttempts: 20,
+    uniqueKey: (p) =>
+      `meta.status:${p.payloadId}:${p.entry}.${p.change}.${p.status}`,
+  }),
+  "media.download": kind({
+    payload: z.object({ mediaId: z.string() }),
+    lane: PRIORITY.media,
+    maxAttempts: 8,
+    uniqueKey: (p) => `media.download:${p.mediaId}`,
+  }),
+  "webhook.deliver": kind({
+    payload: z.object({ deliveryId: z.string() }),
+    lane: PRIORITY.webhook,
+    // The attempt schedule lives in the delivery rows; a job only fails when
+    // the database does, and must outlast an outage rather than drop its row
+    // (hourly once backed off: about a week).
+    maxAttempts: 200,
+    uniqueKey: (p) => `webhook.deliver:${p.deliveryId}`,
+  }),
+  "social.refresh": kind({
+    payload: z.object({ socialAccountId: z.string() }),
+    lane: PRIORITY.maintenance,
+  }),
+  "social.refresh_all": kind({ payload: None, lane: PRIORITY.maintenance }),
+  "jobs.rescue": kind({ payload: None, lane: PRIORITY.maintenance }),
+  "jobs.prune": kind({ payload: None, lane: PRIORITY.maintenance }),
+} as const;
+
+export type JobKind = keyof typeof JOB_KINDS;
+
+/** What enqueue takes for kind K. */
+export type JobPayload<K extends JobKind> = z.input<
+  (typeof JOB_KINDS)[K]["payload"]
+>;
+
+/** What the handler of kind K gets (parsed by its schema). */
+export type ParsedPayload<K extends JobKind> = z.output<
+  (typeof JOB_KINDS)[K]["payload"]
+>;
+
+/** True for a kind in the table (a kind read from the database or config). */
+export function isJobKind(kind: string): kind is JobKind {
+  return Object.hasOwn(JOB_KINDS, kind);
+}

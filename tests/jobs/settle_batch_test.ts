@@ -1,0 +1,215 @@
+// Settling many jobs is one statement per outcome kind, and each job still proves its lease.
+import assert from "node:assert/strict";
+import { createHarness, engineTest, type Harness } from "../_harness.ts";
+import type { ManualClock } from "../../src/clock.ts";
+import { addMs } from "../../src/db/time.ts";
+import { createLogger } from "../../src/log.ts";
+import { Kysely, SqliteDialect } from "kysely";
+import type { Database, Db } from "../../src/db/schema.ts";
+import {
+  adaptNodeSqlite,
+  openSqliteFile,
+} from "../../src/db/sqlite_dialect.ts";
+import {
+  claim,
+  completeMany,
+  enqueueManyUnchecked,
+  failMany,
+  type JobRow,
+  PRIORITY,
+  releaseMany,
+  rescueExpiredLeases,
+} from "../../src/jobs/queue.ts";
+import { AppError } from "../../src/errors.ts";
+import { Snooze, WorkerPool } from "../../src/jobs/worker_pool.ts";
+
+const LEASE_MS = 30_000;
+
+async function claimed(h: Harness, n: number, maxAttempts = 3) {
+  const db = h.container.db;
+  await enqueueManyUnchecked(
+    db,
+    Array.from({ length: n }, (_, i) => ({
+      kind: "t.batch",
+      payload: { i },
+      priority: PRIORITY.live,
+      maxAttempts,
+    })),
+    h.clock.now(),
+  );
+  const jobs = await claim(db, {
+    workerId: "w1",
+    limit: n,
+    leaseMs: LEASE_MS,
+    now: h.clock.now(),
+  });
+  assert.equal(jobs.length, n);
+  return jobs;
+}
+
+/** Loses the lease of `job`: it expires and is rescued (its token stops working). */
+async function loseLease(h: Harness, job: JobRow) {
+  const db = h.container.db;
+  await db.updateTable("jobs").set({ locked_until: "2000-01-01T00:00:00.000Z" })
+    .where("id", "=", job.id).execute();
+  assert.equal(await rescueExpiredLeases(db, h.clock.now()), 1);
+}
+
+async function rows(h: Harness, jobs: JobRow[]) {
+  const all = await h.container.db.selectFrom("jobs").selectAll()
+    .where("id", "in", jobs.map((j) => j.id)).execute();
+  return jobs.map((j) => all.find((r) => r.id === j.id)!);
+}
+
+engineTest(
+  "completeMany() completes every job it holds the lease of and leaves a job whose lease was lost",
+  async (h) => {
+    const jobs = await claimed(h, 4);
+    await loseLease(h, jobs[1]!);
+    const done = await completeMany(h.container.db, jobs, h.clock.now());
+    assert.deepEqual(
+      [...done].sort(),
+      [jobs[0]!.id, jobs[2]!.id, jobs[3]!.id].sort(),
+    );
+    const states = (await rows(h, jobs)).map((r) => r.state);
+    assert.deepEqual(states, [
+      "completed",
+      "retryable",
+      "completed",
+      "completed",
+    ]);
+  },
+);
+
+engineTest(
+  "failMany() gives each job its own outcome: retryable, discarded when permanent or on its last attempt, lost without its lease",
+  async (h) => {
+    const clock = h.clock as ManualClock;
+    const jobs = await claimed(h, 4, 1);
+    // Make the first one a job with attempts left.
+    await h.container.db.updateTable("jobs").set({ max_attempts: 3 })
+      .where("id", "=", jobs[0]!.id).execute();
+    await loseLease(h, jobs[3]!);
+    const now = clock.now();
+    const retryAt = addMs(now, 60_000);
+    const out = await failMany(h.container.db, [
+      { job: jobs[0]!, error: "timeout", retryable: true, retryAt },
+      { job: jobs[1]!, error: "last try", retryable: true },
+      { job: jobs[2]!, error: "bad input", retryable: false },
+      { job: jobs[3]!, error: "late", retryable: true },
+    ], now);
+    assert.deepEqual(jobs.map((j) => out.get(j.id)), [
+      "retryable",
+      "discarded",
+      "discarded",
+      "lost",
+    ]);
+    const [a, b, c, d] = await rows(h, jobs);
+    assert.equal(a!.run_at, retryAt.toISOString());
+    assert.equal(a!.finalized_at, null);
+    assert.equal(b!.finalized_at, now.toISOString());
+    assert.deepEqual(JSON.parse(a!.errors), [
+      { at: now.toISOString(), attempt: 1, error: "timeout" },
+    ]);
+    assert.deepEqual(JSON.parse(c!.errors), [
+      { at: now.toISOString(), attempt: 1, error: "bad input" },
+    ]);
+    assert.ok(!d!.errors.includes("late"), "a lost job keeps its history");
+  },
+);
+
+engineTest(
+  "releaseMany() gives jobs back without counting the attempt, each at its own time and note",
+  async (h) => {
+    const jobs = await claimed(h, 3);
+    await loseLease(h, jobs[2]!);
+    const now = h.clock.now();
+    const later = addMs(now, 5_000);
+    const released = await releaseMany(h.container.db, [
+      { job: jobs[0]!, runAt: later },
+      { job: jobs[1]!, runAt: now, note: "Released at shutdown" },
+      { job: jobs[2]!, runAt: now },
+    ], now);
+    assert.deepEqual([...released].sort(), [jobs[0]!.id, jobs[1]!.id].sort());
+    const [a, b, c] = await rows(h, jobs);
+    assert.deepEqual(
+      [a!.state, a!.attempt, a!.run_at, a!.lease_token],
+      ["available", 0, later.toISOString(), null],
+    );
+    assert.equal(JSON.parse(a!.errors).length, 0);
+    assert.deepEqual(JSON.parse(b!.errors), [
+      { at: now.toISOString(), attempt: 1, error: "Released at shutdown" },
+    ]);
+    assert.equal(c!.state, "retryable", "the rescued job is left as it was");
+  },
+);
+
+/**
+ * A second connection to the harness's SQLite file that counts the settling
+ * statements run through it (Kysely's query log sees transactions too).
+ */
+function counting(h: Harness) {
+  const counts = { complete: 0, fail: 0, release: 0 };
+  const path = h.container.config.databaseUrl.slice("file:".length);
+  const db: Db = new Kysely<Database>({
+    dialect: new SqliteDialect({
+      database: adaptNodeSqlite(openSqliteFile(path)),
+    }),
+    log: (event) => {
+      const text = event.query.sql.replace(/\s+/g, " ");
+      if (text.startsWith("update jobs set state = 'completed'")) {
+        counts.complete++;
+      } else if (text.includes("then 'discarded' else 'retryable'")) {
+        counts.fail++;
+      } else if (text.startsWith("update jobs set state = 'available'")) {
+        counts.release++;
+      }
+    },
+  });
+  return { db, counts };
+}
+
+Deno.test(
+  "a pool settles the jobs that finish together with one statement per outcome kind",
+  async () => {
+    await using h = await createHarness();
+    const { db, counts } = counting(h);
+    await enqueueManyUnchecked(
+      db,
+      [
+        ...Array.from({ length: 6 }, (_, i) => ({
+          kind: "t.ok",
+          payload: { i },
+          priority: PRIORITY.live,
+        })),
+        ...["t.bad", "t.bad", "t.later", "t.later"].map((kind) => ({
+          kind,
+          payload: {},
+          priority: PRIORITY.live,
+        })),
+      ],
+      h.clock.now(),
+    );
+    const pool = new WorkerPool({
+      db,
+      clock: h.clock,
+      log: createLogger("silent"),
+      concurrency: 10,
+      handlers: {
+        "t.ok": () => Promise.resolve(),
+        "t.bad": () => Promise.reject(new AppError("VALIDATION_ERROR", "no")),
+        "t.later": () => Promise.reject(new Snooze(60_000)),
+      },
+    });
+    assert.equal(await pool.runOnce({ maxJobs: 10 }), 10);
+    assert.deepEqual(counts, { complete: 1, fail: 1, release: 1 });
+    const states = await h.container.db.selectFrom("jobs")
+      .select(["kind", "state"]).execute();
+    const byKind = (kind: string) =>
+      states.filter((s) => s.kind === kind).map((s) => s.state);
+    assert.deepEqual(byKind("t.ok"), Array(6).fill("completed"));
+    assert.deepEqual(byKind("t.bad"), ["discarded", "discarded"]);
+    assert.deepEqual(byKind("t.later"), ["available", "available"]);
+    await db.destroy();
+  },
+);

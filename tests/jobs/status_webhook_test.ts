@@ -1,0 +1,137 @@
+// Status-only Meta webhooks are applied in the request's own transaction,
+// without a meta.inbound job; anything else goes down the job path.
+import assert from "node:assert/strict";
+import { engineTest, type Harness } from "../_harness.ts";
+import { queuedTemplate } from "../_support/queued_message.ts";
+import { deliverMessage } from "../../src/domain/messages/delivery_service.ts";
+import { acceptMetaWebhook } from "../../src/domain/inbound/inbound_service.ts";
+import type { GraphApi } from "../../src/upstream/graph_api.ts";
+import { metaChange } from "../messaging/_helpers.ts";
+
+/** A template message sent upstream as `wamid`, so status reports can match it. */
+async function sentMessage(h: Harness, wamid: string): Promise<string> {
+  const id = await queuedTemplate(h);
+  const graph: GraphApi = {
+    sendMessage: () =>
+      Promise.resolve({ wamid, waId: null, messageStatus: null }),
+    markRead: () => Promise.reject(new Error("unused")),
+    getMediaInfo: () => Promise.reject(new Error("unused")),
+    downloadMedia: () => Promise.reject(new Error("unused")),
+  };
+  await deliverMessage({ ...h.container, graph }, id);
+  return id;
+}
+
+function webhook(h: Harness, value: Record<string, unknown>): Uint8Array {
+  return new TextEncoder().encode(JSON.stringify(metaChange(h, value)));
+}
+
+function status(id: string, value: string) {
+  return { id, status: value, timestamp: "1700000000" };
+}
+
+async function jobsOf(h: Harness, kind: string) {
+  const rows = await h.container.db.selectFrom("jobs").select(["unique_key"])
+    .where("kind", "=", kind).execute();
+  return rows.map((r) => ({ unique_key: r.unique_key }));
+}
+
+async function payload(h: Harness, id: string) {
+  return await h.container.db.selectFrom("inbound_payloads")
+    .select(["processed_at", "error"]).where("id", "=", id)
+    .executeTakeFirstOrThrow();
+}
+
+async function messageStatus(h: Harness, id: string) {
+  const row = await h.container.db.selectFrom("messages").select("status")
+    .where("id", "=", id).executeTakeFirstOrThrow();
+  return row.status;
+}
+
+engineTest(
+  "a status-only webhook is applied before it is acknowledged, with no job, and keeps the rank rule",
+  async (h) => {
+    const id = await sentMessage(h, "wamid.S1");
+    assert.equal(await messageStatus(h, id), "sent");
+    const delivered = await acceptMetaWebhook(
+      h.container,
+      webhook(h, { statuses: [status("wamid.S1", "delivered")] }),
+    );
+    assert.equal(await messageStatus(h, id), "delivered");
+    assert.deepEqual(await jobsOf(h, "meta.inbound"), []);
+    const stored = await payload(h, delivered);
+    assert.ok(stored.processed_at);
+    assert.equal(stored.error, null);
+    // A late "sent" never moves it back; "read" moves it on.
+    await acceptMetaWebhook(
+      h.container,
+      webhook(h, {
+        statuses: [status("wamid.S1", "sent"), status("wamid.S1", "read")],
+      }),
+    );
+    assert.equal(await messageStatus(h, id), "read");
+    const changes = await h.container.db.selectFrom("events")
+      .select("data").where("type", "=", "message.status_changed").execute();
+    assert.deepEqual(
+      changes.map((e) => JSON.parse(e.data).newStatus),
+      ["sent", "delivered", "read"],
+    );
+    assert.deepEqual(await jobsOf(h, "meta.inbound"), []);
+  },
+);
+
+engineTest(
+  "a status-only webhook whose status matches no message queues a meta.status retry for it alone",
+  async (h) => {
+    const id = await sentMessage(h, "wamid.S2");
+    const stored = await acceptMetaWebhook(
+      h.container,
+      webhook(h, {
+        statuses: [
+          status("wamid.S2", "delivered"),
+          status("wamid.unknown", "delivered"),
+        ],
+      }),
+    );
+    assert.equal(await messageStatus(h, id), "delivered");
+    assert.deepEqual(await jobsOf(h, "meta.status"), [
+      { unique_key: `meta.status:${stored}:0.0.1` },
+    ]);
+    assert.deepEqual(await jobsOf(h, "meta.inbound"), []);
+    assert.match(String((await payload(h, stored)).error), /1 status report/);
+  },
+);
+
+engineTest(
+  "a webhook with anything besides statuses, or from an unknown number, goes down the job path",
+  async (h) => {
+    const id = await sentMessage(h, "wamid.S3");
+    const mixed = await acceptMetaWebhook(
+      h.container,
+      webhook(h, {
+        contacts: [{ wa_id: "5491144445555", profile: { name: "Ana" } }],
+        messages: [{
+          from: "5491144445555",
+          id: "wamid.IN1",
+          timestamp: "1700000000",
+          type: "text",
+          text: { body: "hi" },
+        }],
+        statuses: [status("wamid.S3", "delivered")],
+      }),
+    );
+    assert.equal(await messageStatus(h, id), "sent", "not applied yet");
+    assert.equal((await payload(h, mixed)).processed_at, null);
+    const unknown = new TextEncoder().encode(
+      new TextDecoder().decode(
+        webhook(h, { statuses: [status("wamid.S3", "read")] }),
+      ).replace(h.tenant.channel.upstreamPhoneNumberId, "999000999"),
+    );
+    const other = await acceptMetaWebhook(h.container, unknown);
+    assert.equal((await payload(h, other)).processed_at, null);
+    assert.deepEqual(
+      (await jobsOf(h, "meta.inbound")).map((j) => j.unique_key).sort(),
+      [`meta.inbound:${mixed}`, `meta.inbound:${other}`].sort(),
+    );
+  },
+);
