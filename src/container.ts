@@ -69,14 +69,13 @@ export function createContainer(
     authToken: config.databaseAuthToken,
   });
   const jobs = new JobSignal();
-  let lookups: LookupCache | undefined;
-  const db = opened.db.withPlugin(
-    new JobInsertHook((lanes) => jobs.notify(lanes)),
-  ).withPlugin(new LookupInvalidationHook(() => lookups));
   // Embedded SQLite reads the epoch on every request (a local point read).
-  lookups = new LookupCache(db, {
+  const lookups = new LookupCache(opened.db, {
     ttlMs: opened.engine === "sqlite" ? 0 : config.cacheTtlMs,
   });
+  const db = opened.db.withPlugin(
+    new JobInsertHook((lanes) => jobs.notify(lanes)),
+  ).withPlugin(new LookupInvalidationHook(lookups));
   const log = overrides.log ?? createLogger(config.logLevel);
   const egress = new EgressClient({
     allowPrivate: config.webhookAllowPrivateNetworks,

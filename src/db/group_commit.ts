@@ -39,6 +39,8 @@ export class GroupCommit {
   #db: Db;
   #queue: Queued[] = [];
   #running = false;
+  /** Transactions run, units committed or failed in them, and the largest group. */
+  readonly stats = { groups: 0, units: 0, largest: 0 };
 
   constructor(db: Db) {
     this.#db = db;
@@ -62,19 +64,24 @@ export class GroupCommit {
 
   async #drain(): Promise<void> {
     try {
-      while (this.#queue.length > 0) {
-        await this.#commit(this.#queue.splice(0, MAX_UNITS));
-      }
+      while (this.#queue.length > 0) await this.#commit();
     } finally {
       this.#running = false;
     }
   }
 
-  async #commit(group: Queued[]): Promise<void> {
+  async #commit(): Promise<void> {
+    let group: Queued[] = [];
     const results:
       ({ ok: true; value: unknown } | { ok: false; err: unknown })[] = [];
     try {
       await this.#db.transaction().execute(async (trx) => {
+        // Taken once the transaction has begun: the units that arrived while
+        // it waited for the connection join this group too.
+        group = this.#queue.splice(0, MAX_UNITS);
+        this.stats.groups++;
+        this.stats.units += group.length;
+        this.stats.largest = Math.max(this.stats.largest, group.length);
         for (const item of group) {
           await trx.executeQuery(SAVEPOINT);
           try {
@@ -89,6 +96,8 @@ export class GroupCommit {
         }
       });
     } catch (err) {
+      // The transaction could not begin or commit: nothing of it is stored.
+      if (group.length === 0) group = this.#queue.splice(0, MAX_UNITS);
       for (const item of group) item.reject(err);
       return;
     }

@@ -102,10 +102,10 @@ export class LookupCache {
  * still catches it.
  */
 export class LookupInvalidationHook implements KyselyPlugin {
-  #cache: () => LookupCache | undefined;
+  #cache: LookupCache;
   #writes = new WeakSet<PluginTransformQueryArgs["queryId"]>();
 
-  constructor(cache: () => LookupCache | undefined) {
+  constructor(cache: LookupCache) {
     this.#cache = cache;
   }
 
@@ -113,7 +113,7 @@ export class LookupInvalidationHook implements KyselyPlugin {
     const table = writtenTable(args.node);
     if (table && CACHED_TABLES.has(table) && !onlyLastUsed(args.node)) {
       this.#writes.add(args.queryId);
-      this.#cache()?.clear();
+      this.#cache.clear();
     }
     return args.node;
   }
@@ -124,7 +124,7 @@ export class LookupInvalidationHook implements KyselyPlugin {
   ): Promise<QueryResult<UnknownRow>> {
     if (this.#writes.has(args.queryId)) {
       this.#writes.delete(args.queryId);
-      this.#cache()?.clear();
+      this.#cache.clear();
     }
     return Promise.resolve(args.result);
   }
