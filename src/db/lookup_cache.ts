@@ -63,13 +63,13 @@ export class LookupCache {
   async refresh(): Promise<void> {
     const now = this.#now();
     if (this.#ttlMs > 0 && now - this.#checkedAt < this.#ttlMs) return;
-    this.#checkedAt = now;
     const result = await this.#db.executeQuery<{ n: number }>(READ_EPOCH);
     const epoch = Number(result.rows[0]?.n ?? 0);
     if (epoch !== this.#epoch) {
       this.clear();
       this.#epoch = epoch;
     }
+    this.#checkedAt = now;
   }
 
   /** Drops every entry and makes the next refresh read the epoch. */
