@@ -5,7 +5,7 @@ import { toDbTime } from "../../db/time.ts";
 import { type EnqueueInput, PRIORITY } from "../../jobs/queue.ts";
 import type { SendMessageInput } from "./outbound_schema.ts";
 import type { MessageRow } from "./message_repo.ts";
-import type { Admitted, Lane, SendContext } from "./send_admission.ts";
+import type { Admitted, Lane, SendContext } from "./send_admission_service.ts";
 
 /** The 201 body of POST /messages and the `message` of a queued batch item. */
 export interface AcceptedMessage {

@@ -1,5 +1,5 @@
 // Accepting sends: each message admitted, written and queued in the
-// caller's transaction (a group-commit unit, see send_message.ts).
+// caller's transaction (a group-commit unit, see send_message_service.ts).
 import type { Executor } from "../../db/schema.ts";
 import type { Clock } from "../../clock.ts";
 import type { LookupCache } from "../../db/lookup_cache.ts";
@@ -20,7 +20,7 @@ import {
   type Admitted,
   type SendContext,
   SendRejected,
-} from "./send_admission.ts";
+} from "./send_admission_service.ts";
 import {
   accepted,
   type AcceptedMessage,
@@ -30,7 +30,7 @@ import {
 import { BatchPacer } from "./batch_pacer.ts";
 
 export type { AcceptedMessage } from "./send_rows.ts";
-export type { Lane } from "./send_admission.ts";
+export type { Lane } from "./send_admission_service.ts";
 
 /** What accepting needs: the clock and, when there is one, the lookup cache. */
 export interface AcceptDeps {

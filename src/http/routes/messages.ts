@@ -2,7 +2,10 @@ import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import type { Container } from "../../container.ts";
 import { AppError } from "../../errors.ts";
-import { sendBatch, sendMessage } from "../../domain/messages/send_message.ts";
+import {
+  sendBatch,
+  sendMessage,
+} from "../../domain/messages/send_message_service.ts";
 import { getMessage } from "../../domain/messages/message_service.ts";
 import { markMessageRead } from "../../domain/messages/read_service.ts";
 import type { AppEnv } from "../env.ts";
