@@ -10,10 +10,11 @@ export async function insertConversation(
   db: Executor,
   row: ConversationsTable,
 ): Promise<boolean> {
-  const inserted = await db.insertInto("conversations").values(row)
+  // The changed-row count tells, without a RETURNING round trip.
+  const result = await db.insertInto("conversations").values(row)
     .onConflict((oc) => oc.columns(["contact_id", "channel_id"]).doNothing())
-    .returning("id").executeTakeFirst();
-  return inserted !== undefined;
+    .executeTakeFirst();
+  return Number(result.numInsertedOrUpdatedRows ?? 0) > 0;
 }
 
 /**
