@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { Kysely, sql, SqliteDialect } from "kysely";
+import { Kysely, sql, SqliteDialect, type Transaction } from "kysely";
 import { engineTest } from "../_harness.ts";
 import { GroupCommit } from "../../src/db/group_commit.ts";
 import { AppError } from "../../src/errors.ts";
@@ -123,13 +123,12 @@ engineTest(
     const commits = new GroupCommit(db);
     const accountId = h.tenant.account.id;
     const seen = new Set<unknown>();
-    const insert =
-      (k: string) => async (trx: Parameters<typeof seen.add>[0]) => {
-        seen.add(trx);
-        await (trx as typeof db).insertInto("idempotency_keys")
-          .values(key(accountId, k)).execute();
-        return k;
-      };
+    const insert = (k: string) => async (trx: Transaction<Database>) => {
+      seen.add(trx);
+      await trx.insertInto("idempotency_keys")
+        .values(key(accountId, k)).execute();
+      return k;
+    };
     // Queued in one turn: one group, one transaction.
     const runs = [
       commits.run(insert("a")),

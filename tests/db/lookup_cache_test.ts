@@ -3,36 +3,13 @@ import { sql } from "kysely";
 import { engineTest, type Harness } from "../_harness.ts";
 import { openDatabase } from "../../src/db/database.ts";
 import { LookupCache } from "../../src/db/lookup_cache.ts";
-import {
-  createTemplate,
-  updateTemplateStatus,
-} from "../../src/domain/templates/template_service.ts";
+import { updateTemplateStatus } from "../../src/domain/templates/template_service.ts";
+import { seedTemplate, templateTo } from "../messaging/_helpers.ts";
 
 const ACCOUNT_URL = "/api/v2/account";
 
 function templateSend(h: Harness, to: string) {
-  return {
-    phoneNumberId: h.tenant.channel.id,
-    to,
-    type: "template",
-    template: {
-      name: "greeting",
-      language: { code: "es_AR" },
-      components: [{ type: "body", parameters: [{ type: "text", text: "A" }] }],
-    },
-  };
-}
-
-async function seedGreeting(h: Harness) {
-  return await createTemplate(h.container, {
-    accountId: h.tenant.account.id,
-    channelId: h.tenant.channel.id,
-    name: "greeting",
-    language: "es_AR",
-    category: "UTILITY",
-    status: "approved",
-    components: [{ type: "BODY", text: "Hola {{1}}" }],
-  });
+  return { phoneNumberId: h.tenant.channel.id, ...templateTo(to) };
 }
 
 /** A second connection to the same database, as the admin CLI or another instance has. */
@@ -51,7 +28,7 @@ async function otherProcess<T>(
 engineTest(
   "changes made by another connection reach the next request through the cache epoch",
   async (h) => {
-    await seedGreeting(h);
+    await seedTemplate(h);
     const post = (to: string) =>
       h.request("POST", "/api/v2/messages", { body: templateSend(h, to) });
     // Warm every cached lookup: principal, channel, template.
@@ -90,7 +67,7 @@ engineTest(
 engineTest(
   "this process's own changes are seen at once, whatever the TTL",
   async (h) => {
-    const template = await seedGreeting(h);
+    const template = await seedTemplate(h);
     const post = (to: string) =>
       h.request("POST", "/api/v2/messages", { body: templateSend(h, to) });
     assert.equal((await post("+5491155550211")).status, 201);

@@ -1,38 +1,18 @@
 import assert from "node:assert/strict";
 import { engineTest, type Harness } from "../_harness.ts";
-import { createTemplate } from "../../src/domain/templates/template_service.ts";
+import { seedTemplate, templateTo } from "../messaging/_helpers.ts";
 
 function templateSend(h: Harness, to: string, name = "greeting", params = 1) {
   return {
     phoneNumberId: h.tenant.channel.id,
-    to,
-    type: "template",
-    template: {
-      name,
-      language: { code: "es_AR" },
-      components: [{
-        type: "body",
-        parameters: Array.from({ length: params }, () => ({
-          type: "text",
-          text: "Ana",
-        })),
-      }],
-    },
+    ...templateTo(to, name, Array.from({ length: params }, () => "Ana")),
   };
 }
 
 engineTest(
   "sends that share a group commit fail alone with their own code; the others commit",
   async (h) => {
-    await createTemplate(h.container, {
-      accountId: h.tenant.account.id,
-      channelId: h.tenant.channel.id,
-      name: "greeting",
-      language: "es_AR",
-      category: "UTILITY",
-      status: "approved",
-      components: [{ type: "BODY", text: "Hola {{1}}" }],
-    });
+    await seedTemplate(h);
     const used = templateSend(h, "+5491155550100");
     const key = { "Idempotency-Key": "order-7" };
     const first = await h.request("POST", "/api/v2/messages", {

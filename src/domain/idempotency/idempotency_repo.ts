@@ -1,5 +1,5 @@
 import { CompiledQuery } from "kysely";
-import type { Executor } from "../../db/schema.ts";
+import type { Executor, IdempotencyKeysTable } from "../../db/schema.ts";
 
 /** A stored first response of an Idempotency-Key. */
 export interface IdempotencyRecord {
@@ -28,14 +28,7 @@ const UPSERT_SQL = `insert into idempotency_keys (account_id, key, route,
   response_body = excluded.response_body,
   created_at = excluded.created_at, expires_at = excluded.expires_at`;
 
-interface Row {
-  route: string;
-  request_hash: string;
-  response_status: number;
-  response_body: string;
-  created_at: string;
-  expires_at: string;
-}
+type Row = Omit<IdempotencyKeysTable, "account_id" | "key">;
 
 export async function findIdempotencyRecord(
   db: Executor,
