@@ -38,8 +38,12 @@ export interface AcceptDeps {
   lookups?: LookupCache | undefined;
 }
 
-/** Writes an admitted message: its row and its conversation's and contact's last message. */
-async function writeMessage(
+/**
+ * Builds an admitted message's row and records it as its conversation's and
+ * contact's last message; the caller inserts the row (a batch inserts all
+ * its rows in one statement: nothing a later item checks reads them).
+ */
+async function recordMessage(
   trx: Executor,
   ctx: SendContext,
   input: SendMessageInput,
@@ -47,7 +51,6 @@ async function writeMessage(
 ): Promise<MessageRow> {
   const content = contentOf(input);
   const row = outboundRow(ctx, input, to, content);
-  await insertMessages(trx, [row]);
   await recordOutbound(trx, {
     conversationId: to.conversation.id,
     messageId: row.id,
@@ -78,7 +81,8 @@ export async function acceptMessage(
   };
   const to = await admit(trx, ctx, input, { respectOptOut: false });
   if (to === "opted_out") throw new Error("Unreachable: opt-out not asked");
-  const row = await writeMessage(trx, ctx, input, to);
+  const row = await recordMessage(trx, ctx, input, to);
+  await insertMessages(trx, [row]);
   await enqueueMany(trx, sendJobs([row], "live"), ctx.now);
   return accepted(row);
 }
@@ -152,10 +156,9 @@ export async function acceptBatch(
         items.push({ index, clientRef, result: "skipped", reason: to });
         continue;
       }
-      // Paced before the row goes in: the count is of what was queued before.
+      // The count of what was queued before is read before any row goes in.
       const dueAt = await pacer.dueAt(trx, to.channel);
-      // Rows go in one by one so later items see earlier items' contacts.
-      const row = await writeMessage(trx, ctx, parsed.value, to);
+      const row = await recordMessage(trx, ctx, parsed.value, to);
       runAt.set(row.id, dueAt);
       rows.push(row);
       const { conversationId: _c, direction: _d, ...message } = accepted(row);
@@ -170,6 +173,9 @@ export async function acceptBatch(
       });
     }
   }
+  // Contacts and conversations went in item by item (later items see them);
+  // the message rows go in together.
+  await insertMessages(trx, rows);
   await enqueueMany(trx, sendJobs(rows, "batch", runAt), ctx.now);
   return {
     accepted: rows.length,
