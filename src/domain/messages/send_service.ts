@@ -38,28 +38,46 @@ export interface AcceptDeps {
   lookups?: LookupCache | undefined;
 }
 
-/**
- * Builds an admitted message's row and records it as its conversation's and
- * contact's last message; the caller inserts the row (a batch inserts all
- * its rows in one statement: nothing a later item checks reads them).
- */
-async function recordMessage(
-  trx: Executor,
+/** What a new message changes on its conversation and contact. */
+interface LastMessage {
+  conversationId: string;
+  contactId: string;
+  messageId: string;
+  preview: string | null;
+}
+
+function buildMessage(
   ctx: SendContext,
   input: SendMessageInput,
   to: Admitted,
-): Promise<MessageRow> {
+): { row: MessageRow; last: LastMessage } {
   const content = contentOf(input);
   const row = outboundRow(ctx, input, to, content);
+  return {
+    row,
+    last: {
+      conversationId: to.conversation.id,
+      contactId: to.contact.id,
+      messageId: row.id,
+      preview: previewOf(input.type, content),
+    },
+  };
+}
+
+/** Records a queued message as its conversation's and contact's last message. */
+async function recordLast(
+  trx: Executor,
+  ctx: SendContext,
+  last: LastMessage,
+): Promise<void> {
   await recordOutbound(trx, {
-    conversationId: to.conversation.id,
-    messageId: row.id,
-    preview: previewOf(input.type, content),
+    conversationId: last.conversationId,
+    messageId: last.messageId,
+    preview: last.preview,
     status: "queued",
     at: ctx.now,
   });
-  await touchContactLastMessage(trx, to.contact.id, toDbTime(ctx.now));
-  return row;
+  await touchContactLastMessage(trx, last.contactId, toDbTime(ctx.now));
 }
 
 /**
@@ -81,8 +99,9 @@ export async function acceptMessage(
   };
   const to = await admit(trx, ctx, input, { respectOptOut: false });
   if (to === "opted_out") throw new Error("Unreachable: opt-out not asked");
-  const row = await recordMessage(trx, ctx, input, to);
+  const { row, last } = buildMessage(ctx, input, to);
   await insertMessages(trx, [row]);
+  await recordLast(trx, ctx, last);
   await enqueueMany(trx, sendJobs([row], "live"), ctx.now);
   return accepted(row);
 }
@@ -136,6 +155,7 @@ export async function acceptBatch(
   const rows: MessageRow[] = [];
   const pacer = new BatchPacer(ctx.now, deps.config.sendRatePerSecond);
   const runAt = new Map<string, Date>();
+  const lastOf = new Map<string, LastMessage>();
   for (const [index, raw] of input.messages.entries()) {
     const clientRef = clientRefOf(raw);
     const parsed: ParseResult = parseSendMessage(raw, {
@@ -158,7 +178,9 @@ export async function acceptBatch(
       }
       // The count of what was queued before is read before any row goes in.
       const dueAt = await pacer.dueAt(trx, to.channel);
-      const row = await recordMessage(trx, ctx, parsed.value, to);
+      const { row, last } = buildMessage(ctx, parsed.value, to);
+      // Same time for every item: the last one of a conversation is its last message.
+      lastOf.set(last.conversationId, last);
       runAt.set(row.id, dueAt);
       rows.push(row);
       const { conversationId: _c, direction: _d, ...message } = accepted(row);
@@ -174,8 +196,10 @@ export async function acceptBatch(
     }
   }
   // Contacts and conversations went in item by item (later items see them);
-  // the message rows go in together.
+  // the message rows and the last-message fields go in together: nothing a
+  // later item checks reads them.
   await insertMessages(trx, rows);
+  for (const last of lastOf.values()) await recordLast(trx, ctx, last);
   await enqueueMany(trx, sendJobs(rows, "batch", runAt), ctx.now);
   return {
     accepted: rows.length,
