@@ -6,6 +6,7 @@ import * as m0003 from "./0003_webhooks.ts";
 import * as m0004 from "./0004_contact_identities.ts";
 import * as m0005 from "./0005_token_last_used.ts";
 import * as m0006 from "./0006_social.ts";
+import * as m0007 from "./0007_cache_epoch.ts";
 
 export const migrations: Record<string, Migration> = {
   "0001_initial": m0001,
@@ -14,4 +15,5 @@ export const migrations: Record<string, Migration> = {
   "0004_contact_identities": m0004,
   "0005_token_last_used": m0005,
   "0006_social": m0006,
+  "0007_cache_epoch": m0007,
 };

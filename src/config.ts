@@ -34,6 +34,7 @@ const EnvSchema = z.object({
   ),
   BODY_LIMIT_BYTES: z.coerce.number().int().min(1024).default(1024 * 1024),
   SEND_RATE_PER_SECOND: z.coerce.number().positive().default(80),
+  CACHE_TTL_MS: z.coerce.number().int().min(0).default(1000),
   MEDIA_MAX_BYTES: z.coerce.number().int().positive().default(
     100 * 1024 * 1024,
   ),
@@ -91,6 +92,8 @@ export interface Config {
   readonly logLevel: LogLevel;
   readonly bodyLimitBytes: number;
   readonly sendRatePerSecond: number;
+  /** On libSQL, how often the cached keys, channels and templates are checked for changes (0: every request). */
+  readonly cacheTtlMs: number;
   readonly mediaMaxBytes: number;
   /** Hosts inbound media is downloaded from (exact, or `*.suffix`); the only hosts besides the Graph API that see a channel token. */
   readonly mediaDownloadHosts: readonly string[];
@@ -146,6 +149,7 @@ export function loadConfig(
     logLevel: e.LOG_LEVEL,
     bodyLimitBytes: e.BODY_LIMIT_BYTES,
     sendRatePerSecond: e.SEND_RATE_PER_SECOND,
+    cacheTtlMs: e.CACHE_TTL_MS,
     mediaMaxBytes: e.MEDIA_MAX_BYTES,
     mediaDownloadHosts: Object.freeze(e.MEDIA_DOWNLOAD_HOSTS),
     mediaDownloadAllowPrivate: e.MEDIA_DOWNLOAD_ALLOW_PRIVATE_NETWORKS,

@@ -11,6 +11,7 @@ import { SendGovernor } from "./upstream/send_governor.ts";
 import type { BlobStore } from "./storage/blob_store.ts";
 import { JobInsertHook } from "./db/job_insert_hook.ts";
 import { GroupCommit } from "./db/group_commit.ts";
+import { LookupCache, LookupInvalidationHook } from "./db/lookup_cache.ts";
 import { EgressClient } from "./egress/http_client.ts";
 import type { Resolver } from "./egress/resolver.ts";
 import { type AppMetrics, createAppMetrics } from "./metrics/app_metrics.ts";
@@ -36,6 +37,8 @@ export interface Container extends AsyncDisposable {
   readonly metrics: AppMetrics;
   /** Gathers small writes that arrive together into one commit. */
   readonly commits: GroupCommit;
+  /** Principals, channels and templates of the hot path (src/db/lookup_cache.ts). */
+  readonly lookups: LookupCache;
 }
 
 export interface ContainerOverrides {
@@ -66,9 +69,13 @@ export function createContainer(
     authToken: config.databaseAuthToken,
   });
   const jobs = new JobSignal();
+  // Embedded SQLite reads the epoch on every request (a local point read).
+  const lookups = new LookupCache(opened.db, {
+    ttlMs: opened.engine === "sqlite" ? 0 : config.cacheTtlMs,
+  });
   const db = opened.db.withPlugin(
     new JobInsertHook((lanes) => jobs.notify(lanes)),
-  );
+  ).withPlugin(new LookupInvalidationHook(lookups));
   const log = overrides.log ?? createLogger(config.logLevel);
   const egress = new EgressClient({
     allowPrivate: config.webhookAllowPrivateNetworks,
@@ -103,6 +110,7 @@ export function createContainer(
     resolver: overrides.resolver,
     metrics: createAppMetrics(),
     commits: new GroupCommit(db),
+    lookups,
     async [Symbol.asyncDispose]() {
       egress.close();
       mediaEgress.close();

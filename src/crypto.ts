@@ -1,4 +1,4 @@
-import { timingSafeEqual } from "node:crypto";
+import { createHash, timingSafeEqual } from "node:crypto";
 
 const BASE62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
 const encoder = new TextEncoder();
@@ -18,6 +18,15 @@ export function randomBase62(length: number): string {
 export function toHex(bytes: ArrayBuffer | Uint8Array): string {
   const view = bytes instanceof Uint8Array ? bytes : new Uint8Array(bytes);
   return Array.from(view, (b) => b.toString(16).padStart(2, "0")).join("");
+}
+
+/**
+ * SHA-256 as hex, synchronously (node:crypto): for short inputs on the hot
+ * path (the bearer token of every request, an idempotent request's body),
+ * where WebCrypto's digest costs an async hop per call.
+ */
+export function sha256HexSync(data: string | Uint8Array): string {
+  return createHash("sha256").update(data).digest("hex");
 }
 
 export async function sha256Hex(data: string | Uint8Array): Promise<string> {

@@ -1,4 +1,4 @@
-import { sql, type Transaction } from "kysely";
+import { CompiledQuery, type Transaction } from "kysely";
 import type { Database, Db } from "./schema.ts";
 
 /** One piece of work that must commit (or roll back) as a whole. */
@@ -10,23 +10,37 @@ interface Queued {
   reject: (err: unknown) => void;
 }
 
-type Result = { ok: true; value: unknown } | { ok: false; err: unknown };
-
 /** Units gathered into one transaction at most. */
-const MAX_UNITS = 64;
+const MAX_UNITS = 128;
+
+// Units run one after another, so one savepoint name serves them all; the
+// statements are compiled once, not per unit.
+const SAVEPOINT = CompiledQuery.raw("savepoint group_unit");
+const RELEASE = CompiledQuery.raw("release group_unit");
+const ROLLBACK_TO = CompiledQuery.raw("rollback to group_unit");
 
 /**
- * Group commit: write units that arrive while a commit is running are
- * gathered and committed together in the next transaction, each inside its
- * own savepoint, so one unit's failure rolls back that unit alone. A unit's
- * promise settles only after its transaction committed (or failed), so
- * nothing is acknowledged before it is durable. On SQLite a commit is the
- * largest cost of a small write; this pays it once per batch.
+ * Group commit: the first unit that finds the writer idle starts a
+ * transaction at once; units that arrive while a transaction runs (the
+ * HTTP requests and job settlements of that moment) wait and are committed
+ * together in the next one, each inside its own savepoint, so one unit's
+ * failure (an AppError thrown by a rule, a constraint violation) rolls back
+ * that unit alone and rejects only its promise. No timer: under load a
+ * group is whatever arrived during the previous commit, idle there is no
+ * wait. A unit's promise settles only after its transaction committed (or
+ * failed), so nothing is acknowledged before it is durable. On SQLite the
+ * commit is the largest cost of a small write; this pays it once per group.
+ * On libSQL the group is one interactive transaction, savepoints included.
+ *
+ * A unit must use only the `trx` it is given: on embedded SQLite the one
+ * connection is held by the group, so a query on the Db would wait forever.
  */
 export class GroupCommit {
   #db: Db;
   #queue: Queued[] = [];
-  #flushing = false;
+  #running = false;
+  /** Transactions run, units committed or failed in them, and the largest group. */
+  readonly stats = { groups: 0, units: 0, largest: 0 };
 
   constructor(db: Db) {
     this.#db = db;
@@ -40,47 +54,54 @@ export class GroupCommit {
         resolve: resolve as (value: unknown) => void,
         reject,
       });
-      if (!this.#flushing) {
-        this.#flushing = true;
-        // Let the units that arrive in this turn of the event loop join in.
-        setTimeout(() => this.#flush(), 0);
+      if (!this.#running) {
+        this.#running = true;
+        // A microtask, so units queued in this same turn still join.
+        queueMicrotask(() => this.#drain());
       }
     });
   }
 
-  async #flush(): Promise<void> {
+  async #drain(): Promise<void> {
     try {
-      while (this.#queue.length > 0) {
-        await this.#commit(this.#queue.splice(0, MAX_UNITS));
-      }
+      while (this.#queue.length > 0) await this.#commit();
     } finally {
-      this.#flushing = false;
+      this.#running = false;
     }
   }
 
-  async #commit(batch: Queued[]): Promise<void> {
-    const results: Result[] = [];
+  async #commit(): Promise<void> {
+    let group: Queued[] = [];
+    const results:
+      ({ ok: true; value: unknown } | { ok: false; err: unknown })[] = [];
     try {
       await this.#db.transaction().execute(async (trx) => {
-        for (const [i, item] of batch.entries()) {
-          const name = sql.raw(`unit_${i}`);
-          await sql`savepoint ${name}`.execute(trx);
+        // Taken once the transaction has begun: the units that arrived while
+        // it waited for the connection join this group too.
+        group = this.#queue.splice(0, MAX_UNITS);
+        this.stats.groups++;
+        this.stats.units += group.length;
+        this.stats.largest = Math.max(this.stats.largest, group.length);
+        for (const item of group) {
+          await trx.executeQuery(SAVEPOINT);
           try {
             const value = await item.unit(trx);
-            await sql`release ${name}`.execute(trx);
+            await trx.executeQuery(RELEASE);
             results.push({ ok: true, value });
           } catch (err) {
-            await sql`rollback to ${name}`.execute(trx);
-            await sql`release ${name}`.execute(trx);
+            await trx.executeQuery(ROLLBACK_TO);
+            await trx.executeQuery(RELEASE);
             results.push({ ok: false, err });
           }
         }
       });
     } catch (err) {
-      for (const item of batch) item.reject(err);
+      // The transaction could not begin or commit: nothing of it is stored.
+      if (group.length === 0) group = this.#queue.splice(0, MAX_UNITS);
+      for (const item of group) item.reject(err);
       return;
     }
-    batch.forEach((item, i) => {
+    group.forEach((item, i) => {
       const r = results[i]!;
       if (r.ok) item.resolve(r.value);
       else item.reject(r.err);

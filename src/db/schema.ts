@@ -192,6 +192,12 @@ export interface IdempotencyKeysTable {
   expires_at: string;
 }
 
+/** One row (id 1): bumped by triggers when a cached lookup may have changed (migration 0007). */
+export interface CacheEpochTable {
+  id: number;
+  n: number;
+}
+
 export interface InboundPayloadsTable {
   id: string;
   body: string;
@@ -322,6 +328,7 @@ export interface Database {
   events: EventsTable;
   jobs: JobsTable;
   idempotency_keys: IdempotencyKeysTable;
+  cache_epoch: CacheEpochTable;
   inbound_payloads: InboundPayloadsTable;
   webhooks: WebhooksTable;
   webhook_deliveries: WebhookDeliveriesTable;

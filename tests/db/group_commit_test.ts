@@ -1,7 +1,8 @@
 import assert from "node:assert/strict";
-import { Kysely, sql, SqliteDialect } from "kysely";
+import { Kysely, sql, SqliteDialect, type Transaction } from "kysely";
 import { engineTest } from "../_harness.ts";
 import { GroupCommit } from "../../src/db/group_commit.ts";
+import { AppError } from "../../src/errors.ts";
 import type { Database } from "../../src/db/schema.ts";
 import {
   adaptNodeSqlite,
@@ -114,3 +115,73 @@ Deno.test("GroupCommit pays one commit for the units that arrive together, and a
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+engineTest(
+  "a unit that breaks a constraint or a rule fails alone; the rest of its group commits",
+  async (h) => {
+    const db = h.container.db;
+    const commits = new GroupCommit(db);
+    const accountId = h.tenant.account.id;
+    const seen = new Set<unknown>();
+    const insert = (k: string) => async (trx: Transaction<Database>) => {
+      seen.add(trx);
+      await trx.insertInto("idempotency_keys")
+        .values(key(accountId, k)).execute();
+      return k;
+    };
+    // Queued in one turn: one group, one transaction.
+    const runs = [
+      commits.run(insert("a")),
+      // Same primary key as "a", which is already written in this transaction.
+      commits.run(insert("a")),
+      commits.run(async (trx) => {
+        await insert("b")(trx);
+        throw new AppError("TEMPLATE_NOT_FOUND", "Rule failed after a write");
+      }),
+      commits.run(insert("c")),
+    ];
+    const settled = await Promise.allSettled(runs);
+    assert.equal(seen.size, 1, "every unit ran in the same transaction");
+    assert.equal(commits.stats.groups, 1);
+    assert.deepEqual(settled.map((s) => s.status), [
+      "fulfilled",
+      "rejected",
+      "rejected",
+      "fulfilled",
+    ]);
+    const constraint = (settled[1] as PromiseRejectedResult).reason;
+    assert.ok(!(constraint instanceof AppError));
+    assert.match(String(constraint), /UNIQUE|constraint/i);
+    const rule = (settled[2] as PromiseRejectedResult).reason;
+    assert.ok(rule instanceof AppError);
+    assert.equal(rule.code, "TEMPLATE_NOT_FOUND");
+    const keys = (await db.selectFrom("idempotency_keys").select("key")
+      .execute()).map((r) => r.key).sort();
+    assert.deepEqual(keys, ["a", "c"], "b rolled back with its unit");
+  },
+);
+
+engineTest(
+  "units that arrive while a group commits form the next group",
+  async (h) => {
+    const commits = new GroupCommit(h.container.db);
+    let open!: () => void;
+    const gate = new Promise<void>((resolve) => open = resolve);
+    let running!: () => void;
+    const started = new Promise<void>((resolve) => running = resolve);
+    const first = commits.run(async () => {
+      running();
+      await gate;
+    });
+    // The writer is busy with `first`: these wait and go together.
+    await started;
+    const later = Array.from(
+      { length: 5 },
+      (_, i) => commits.run(() => Promise.resolve(i)),
+    );
+    open();
+    await first;
+    assert.deepEqual(await Promise.all(later), [0, 1, 2, 3, 4]);
+    assert.deepEqual(commits.stats, { groups: 2, units: 6, largest: 5 });
+  },
+);

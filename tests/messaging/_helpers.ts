@@ -6,7 +6,7 @@ import {
   createMessagingHarness,
   type MessagingHarness,
 } from "../_support/messaging.ts";
-import type { TestResponse } from "../_harness.ts";
+import type { Harness, TestResponse } from "../_harness.ts";
 import {
   escapeUnicode,
   signMetaBody,
@@ -218,7 +218,7 @@ export async function waitPayloadsProcessed(h: Mh): Promise<void> {
 
 /** Creates a template for the tenant (its channel unless channelId is given; null = global). */
 export async function seedTemplate(
-  h: Mh,
+  h: Harness,
   input: {
     name?: string;
     status?: string;

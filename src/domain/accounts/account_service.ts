@@ -3,7 +3,8 @@ import type { Clock } from "../../clock.ts";
 import type { Logger } from "../../log.ts";
 import { AppError } from "../../errors.ts";
 import { newId } from "../../ids.ts";
-import { randomBase62, sha256Hex } from "../../crypto.ts";
+import { randomBase62, sha256Hex, sha256HexSync } from "../../crypto.ts";
+import type { LookupCache } from "../../db/lookup_cache.ts";
 import { toDbTime } from "../../db/time.ts";
 import {
   type Account,
@@ -147,7 +148,7 @@ export async function listAgents(
   return await repo.listAgents(deps.db, accountId);
 }
 
-/** Revokes an agent's user token; its next request gets 401 (nothing caches principals). */
+/** Revokes an agent's user token; its next request gets 401 (the cache epoch moves). */
 export async function revokeAgent(deps: Deps, id: string): Promise<void> {
   await revoke(
     deps,
@@ -169,34 +170,72 @@ async function revoke(
   }
 }
 
-/** Resolves a bearer token to its principal, or null when malformed, unknown or revoked. */
+/** A resolved credential as the lookup cache keeps it. */
+interface Credential {
+  table: "api_keys" | "agents";
+  id: string;
+  principal: Principal;
+  /** As last written by this process or read from the row. */
+  lastUsedAt: string | null;
+}
+
+/**
+ * Resolves a bearer token to its principal, or null when malformed, unknown
+ * or revoked. With `lookups`, the credential comes from memory while the
+ * cache epoch stands still (a revoke or any key change moves it: see
+ * src/db/lookup_cache.ts); the token is hashed synchronously.
+ */
 export async function authenticate(
-  deps: Deps,
+  deps: Deps & { lookups?: LookupCache },
   token: string,
 ): Promise<Principal | null> {
   if (!TOKEN_REGEXP.test(token)) return null;
-  const hash = await sha256Hex(token);
+  const hash = sha256HexSync(token);
+  const load = () => findCredential(deps, token, hash);
+  let credential: Credential | undefined;
+  if (deps.lookups) {
+    await deps.lookups.refresh();
+    credential = await deps.lookups.get(`auth:${hash}`, load);
+  } else credential = await load();
+  if (!credential) return null;
+  await noteUse(deps, credential);
+  return credential.principal;
+}
+
+async function findCredential(
+  deps: Deps,
+  token: string,
+  hash: string,
+): Promise<Credential | undefined> {
   if (token.startsWith(API_KEY_PREFIX)) {
     const key = await repo.findApiKeyByHash(deps.db, hash);
-    if (!key || key.revokedAt) return null;
-    await noteUse(deps, "api_keys", key.id, key.lastUsedAt);
+    if (!key || key.revokedAt) return undefined;
     return {
-      kind: "key",
-      accountId: key.accountId,
-      keyId: key.id,
-      scopes: new Set(key.scopes),
-      rateLimit: key.rateLimit,
+      table: "api_keys",
+      id: key.id,
+      lastUsedAt: key.lastUsedAt,
+      principal: {
+        kind: "key",
+        accountId: key.accountId,
+        keyId: key.id,
+        scopes: new Set(key.scopes),
+        rateLimit: key.rateLimit,
+      },
     };
   }
   const agent = await repo.findAgentByTokenHash(deps.db, hash);
-  if (!agent) return null;
-  await noteUse(deps, "agents", agent.id, agent.lastUsedAt);
+  if (!agent) return undefined;
   return {
-    kind: "agent",
-    accountId: agent.accountId,
-    agentId: agent.id,
-    visibility: agent.visibility,
-    rateLimit: DEFAULT_RATE_LIMIT,
+    table: "agents",
+    id: agent.id,
+    lastUsedAt: agent.lastUsedAt,
+    principal: {
+      kind: "agent",
+      accountId: agent.accountId,
+      agentId: agent.id,
+      visibility: agent.visibility,
+      rateLimit: DEFAULT_RATE_LIMIT,
+    },
   };
 }
 
@@ -205,20 +244,28 @@ export async function authenticate(
  * lastUsedAt is older than LAST_USED_RESOLUTION_MS, never one per request.
  * A failed write is logged and does not fail the request it counts.
  */
-async function noteUse(
-  deps: Deps,
-  table: "api_keys" | "agents",
-  id: string,
-  lastUsedAt: string | null,
-): Promise<void> {
+async function noteUse(deps: Deps, credential: Credential): Promise<void> {
   const now = deps.clock.now();
   const staleBefore = toDbTime(
     new Date(now.getTime() - LAST_USED_RESOLUTION_MS),
   );
+  const lastUsedAt = credential.lastUsedAt;
   if (lastUsedAt !== null && lastUsedAt > staleBefore) return;
+  // Noted before the write: concurrent requests of a cached credential write once.
+  credential.lastUsedAt = toDbTime(now);
   try {
-    await repo.touchLastUsed(deps.db, table, id, toDbTime(now), staleBefore);
+    await repo.touchLastUsed(
+      deps.db,
+      credential.table,
+      credential.id,
+      toDbTime(now),
+      staleBefore,
+    );
   } catch (err) {
-    deps.log?.warn("Cannot record credential use", { err, table, id });
+    deps.log?.warn("Cannot record credential use", {
+      err,
+      table: credential.table,
+      id: credential.id,
+    });
   }
 }

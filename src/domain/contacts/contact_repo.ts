@@ -1,4 +1,5 @@
 import { type SelectQueryBuilder, sql } from "kysely";
+import { prepared } from "../../db/prepared.ts";
 import type { ContactsTable, Database, Executor } from "../../db/schema.ts";
 import { fromJson, toJson } from "../../db/json.ts";
 import { samePhoneVariants } from "../phones/phone.ts";
@@ -81,6 +82,27 @@ export async function findContact(
   return r ? toContact(r) : undefined;
 }
 
+/** The contacts of an account with one of `n` phone numbers, compiled once per `n` (every send runs it). */
+const byPhoneCount = new Map<number, ReturnType<typeof byPhones>>();
+
+function byPhones(n: number) {
+  return prepared<string, ContactsTable>((db, p) =>
+    db.selectFrom("contacts").selectAll()
+      .where("account_id", "=", p("accountId"))
+      .where(
+        "phone_number",
+        "in",
+        Array.from({ length: n }, (_, i) => p(`v${i}`)),
+      )
+  );
+}
+
+function contactsByPhones(n: number) {
+  let query = byPhoneCount.get(n);
+  if (!query) byPhoneCount.set(n, query = byPhones(n));
+  return query;
+}
+
 /**
  * Finds the contact of an E.164 number, also under its Argentine spelling
  * with or without the mobile `9`; the exact spelling wins.
@@ -90,10 +112,13 @@ export async function findContactByPhone(
   accountId: string,
   e164: string,
 ): Promise<Contact | undefined> {
-  const rows = await db.selectFrom("contacts").selectAll()
-    .where("account_id", "=", accountId)
-    .where("phone_number", "in", samePhoneVariants(e164))
-    .execute();
+  const variants = samePhoneVariants(e164);
+  const { rows } = await db.executeQuery(
+    contactsByPhones(variants.length)(db, {
+      accountId,
+      ...Object.fromEntries(variants.map((v, i) => [`v${i}`, v])),
+    }),
+  );
   const r = rows.find((row) => row.phone_number === e164) ?? rows[0];
   return r ? toContact(r) : undefined;
 }

@@ -1,6 +1,7 @@
 // Conversations as the API reads them: always joined with their contact and
 // narrowed to what the viewer may see.
 import { type ExpressionBuilder, sql } from "kysely";
+import { prepared } from "../../db/prepared.ts";
 import type {
   ContactsTable,
   ConversationsTable,
@@ -252,11 +253,32 @@ export async function updateConversation(
     .execute();
 }
 
+// Every send looks its conversation up: compiled once.
+const conversationOnChannel = prepared<
+  "accountId" | "contactId" | "channelId",
+  ConversationRow
+>((db, p) =>
+  visibleConversations(db, { accountId: p("accountId") })
+    .where("cv.contact_id", "=", p("contactId"))
+    .where("cv.channel_id", "=", p("channelId"))
+    // No LIMIT: (contact, channel) is unique, and with `limit ?` SQLite
+    // sorts through a slower path (190 us against 30 us measured).
+    .orderBy("cv.created_at").orderBy("cv.id")
+);
+
 /** The conversation of a contact on a channel (null channel included). */
 export async function findConversationForContact(
   db: Executor,
   input: { accountId: string; contactId: string; channelId: string | null },
 ): Promise<Conversation | undefined> {
+  if (input.channelId !== null) {
+    const { rows } = await db.executeQuery(conversationOnChannel(db, {
+      accountId: input.accountId,
+      contactId: input.contactId,
+      channelId: input.channelId,
+    }));
+    return rows[0] ? toConversation(rows[0]) : undefined;
+  }
   const row = await visibleConversations(db, { accountId: input.accountId })
     .where("cv.contact_id", "=", input.contactId)
     .where(

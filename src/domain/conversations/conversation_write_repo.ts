@@ -1,6 +1,6 @@
 // Write side of conversations for the messaging engine: every function runs
 // in the caller's transaction, next to the message row it is about.
-import { sql } from "kysely";
+import { CompiledQuery, sql } from "kysely";
 import type { ConversationsTable, Executor } from "../../db/schema.ts";
 import { addMs, toDbTime } from "../../db/time.ts";
 import { SERVICE_WINDOW_HOURS, truncatePreview } from "./conversation.ts";
@@ -10,10 +10,11 @@ export async function insertConversation(
   db: Executor,
   row: ConversationsTable,
 ): Promise<boolean> {
-  const inserted = await db.insertInto("conversations").values(row)
+  // The changed-row count tells, without a RETURNING round trip.
+  const result = await db.insertInto("conversations").values(row)
     .onConflict((oc) => oc.columns(["contact_id", "channel_id"]).doNothing())
-    .returning("id").executeTakeFirst();
-  return inserted !== undefined;
+    .executeTakeFirst();
+  return Number(result.numInsertedOrUpdatedRows ?? 0) > 0;
 }
 
 /**
@@ -68,6 +69,22 @@ export async function recordInbound(
   return Number(result.numUpdatedRows) > 0;
 }
 
+// recordOutbound runs on every send: written once as SQL, not built per call.
+// `?1` is the message time; the last-message fields change only when the
+// message is at least as recent as the current last message.
+const RECORD_OUTBOUND_SQL = `update conversations set
+  last_message_id = case when coalesce(last_message_at, '') <= ?1
+    then ?2 else last_message_id end,
+  last_message_preview = case when coalesce(last_message_at, '') <= ?1
+    then ?3 else last_message_preview end,
+  last_message_direction = case when coalesce(last_message_at, '') <= ?1
+    then 'outbound' else last_message_direction end,
+  last_message_status = case when coalesce(last_message_at, '') <= ?1
+    then ?4 else last_message_status end,
+  last_message_at = max(coalesce(last_message_at, ''), ?1),
+  updated_at = max(updated_at, ?1)
+  where id = ?5`;
+
 /** Records an outbound message as the last message (when newest). */
 export async function recordOutbound(
   db: Executor,
@@ -79,20 +96,14 @@ export async function recordOutbound(
     at: Date;
   },
 ): Promise<boolean> {
-  const at = toDbTime(input.at);
-  const result = await db.updateTable("conversations").set({
-    last_message_id: ifNewest(at, "last_message_id", input.messageId),
-    last_message_preview: ifNewest(
-      at,
-      "last_message_preview",
-      truncatePreview(input.preview),
-    ),
-    last_message_direction: ifNewest(at, "last_message_direction", "outbound"),
-    last_message_status: ifNewest(at, "last_message_status", input.status),
-    last_message_at: sql`max(coalesce(last_message_at, ''), ${at})`,
-    updated_at: sql`max(updated_at, ${at})`,
-  }).where("id", "=", input.conversationId).executeTakeFirst();
-  return Number(result.numUpdatedRows) > 0;
+  const result = await db.executeQuery(CompiledQuery.raw(RECORD_OUTBOUND_SQL, [
+    toDbTime(input.at),
+    input.messageId,
+    truncatePreview(input.preview),
+    input.status,
+    input.conversationId,
+  ]));
+  return Number(result.numAffectedRows ?? 0) > 0;
 }
 
 /** Mirrors a message's new status on the conversation, only while it is the last message. */

@@ -1,9 +1,14 @@
-import type { Db, Executor } from "../../db/schema.ts";
+import type { Executor } from "../../db/schema.ts";
+import type { GroupCommit } from "../../db/group_commit.ts";
 import type { Clock } from "../../clock.ts";
 import { AppError } from "../../errors.ts";
-import { sha256Hex } from "../../crypto.ts";
+import { sha256HexSync } from "../../crypto.ts";
 import { fromJson, toJson } from "../../db/json.ts";
 import { addMs, toDbTime } from "../../db/time.ts";
+import {
+  findIdempotencyRecord,
+  saveIdempotencyRecord,
+} from "./idempotency_repo.ts";
 
 export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
 const KEY_REGEXP = /^[\x21-\x7e]{1,255}$/;
@@ -15,11 +20,8 @@ export interface IdempotentResult<T> {
 }
 
 /** Stable hash of a request: the route plus the JSON body with sorted keys. */
-export async function requestHash(
-  route: string,
-  body: unknown,
-): Promise<string> {
-  return await sha256Hex(`${route}\n${canonicalJson(body)}`);
+export function requestHash(route: string, body: unknown): string {
+  return sha256HexSync(`${route}\n${canonicalJson(body)}`);
 }
 
 type Piece = { text: string } | { value: unknown };
@@ -67,24 +69,29 @@ export function canonicalJson(root: unknown): string {
   return out.join("");
 }
 
+/** The parts of a request its idempotency depends on. */
+export interface IdempotentRequest {
+  accountId: string;
+  key: string | undefined;
+  route: string;
+  body: unknown;
+}
+
 /**
- * Runs `work` in one transaction together with the idempotency record, so a
- * key is stored exactly when the work committed. Same key and body replays
- * the first response; same key and another body is IDEMPOTENCY_KEY_REUSED.
+ * Runs `work` as one group-commit unit together with the idempotency
+ * record, so a key is stored exactly when the work committed. Same key and
+ * body replays the first response; same key and another body is
+ * IDEMPOTENCY_KEY_REUSED. Two requests with one key in the same group run
+ * one after the other in it, so the second replays the first.
  */
 export async function runIdempotent<T>(
-  deps: { db: Db; clock: Clock },
-  request: {
-    accountId: string;
-    key: string | undefined;
-    route: string;
-    body: unknown;
-  },
+  deps: { commits: GroupCommit; clock: Clock },
+  request: IdempotentRequest,
   work: (trx: Executor) => Promise<{ status: number; data: T }>,
 ): Promise<IdempotentResult<T>> {
   const key = request.key;
   if (key === undefined) {
-    const out = await deps.db.transaction().execute(work);
+    const out = await deps.commits.run(work);
     return { ...out, replayed: false };
   }
   if (!KEY_REGEXP.test(key)) {
@@ -93,41 +100,34 @@ export async function runIdempotent<T>(
       'Invalid header "Idempotency-Key": use 1 to 255 printable ASCII characters',
     );
   }
-  const hash = await requestHash(request.route, request.body);
-  return await deps.db.transaction().execute(async (trx) => {
+  const hash = requestHash(request.route, request.body);
+  return await deps.commits.run(async (trx) => {
     const now = deps.clock.now();
-    const existing = await trx.selectFrom("idempotency_keys").selectAll()
-      .where("account_id", "=", request.accountId).where("key", "=", key)
-      .executeTakeFirst();
-    if (existing && existing.expires_at > toDbTime(now)) {
-      if (existing.request_hash !== hash || existing.route !== request.route) {
+    const existing = await findIdempotencyRecord(trx, request.accountId, key);
+    if (existing && existing.expiresAt > toDbTime(now)) {
+      if (existing.requestHash !== hash || existing.route !== request.route) {
         throw new AppError(
           "IDEMPOTENCY_KEY_REUSED",
           `Idempotency-Key "${key}" was already used with a different request`,
         );
       }
       return {
-        status: existing.response_status,
-        data: fromJson<T>(existing.response_body, null as T),
+        status: existing.responseStatus,
+        data: fromJson<T>(existing.responseBody, null as T),
         replayed: true,
       };
     }
-    if (existing) {
-      await trx.deleteFrom("idempotency_keys")
-        .where("account_id", "=", request.accountId).where("key", "=", key)
-        .execute();
-    }
     const out = await work(trx);
-    await trx.insertInto("idempotency_keys").values({
-      account_id: request.accountId,
+    await saveIdempotencyRecord(trx, {
+      accountId: request.accountId,
       key,
       route: request.route,
-      request_hash: hash,
-      response_status: out.status,
-      response_body: toJson(out.data),
-      created_at: toDbTime(now),
-      expires_at: toDbTime(addMs(now, IDEMPOTENCY_TTL_MS)),
-    }).execute();
+      requestHash: hash,
+      responseStatus: out.status,
+      responseBody: toJson(out.data),
+      createdAt: toDbTime(now),
+      expiresAt: toDbTime(addMs(now, IDEMPOTENCY_TTL_MS)),
+    });
     return { ...out, replayed: false };
   });
 }

@@ -1,13 +1,18 @@
+import { CompiledQuery } from "kysely";
 import type { Executor } from "../../db/schema.ts";
 
-/** Keeps Contact.lastMessageAt current for both directions. */
+const TOUCH_CONTACT_SQL =
+  "update contacts set last_message_at = ?, updated_at = ? where id = ?";
+
+/** Keeps Contact.lastMessageAt current for both directions (precompiled: every send runs it). */
 export async function touchContactLastMessage(
   db: Executor,
   contactId: string,
   at: string,
 ): Promise<void> {
-  await db.updateTable("contacts").set({ last_message_at: at, updated_at: at })
-    .where("id", "=", contactId).execute();
+  await db.executeQuery(
+    CompiledQuery.raw(TOUCH_CONTACT_SQL, [at, at, contactId]),
+  );
 }
 
 /** How many batch sends of a channel are still waiting to go out. */

@@ -1,0 +1,34 @@
+import { type Compilable, CompiledQuery } from "kysely";
+import type { Executor } from "./schema.ts";
+
+const MARK = "\u0000prepared:";
+
+/**
+ * A query built with Kysely (typed tables and columns) but compiled once:
+ * `build` receives a placeholder for each named parameter, the first call
+ * compiles it, and every call after only binds values to the same SQL text
+ * (which the SQLite adapter's statement cache then finds prepared). For the
+ * hot statements where building and compiling cost more than running.
+ * Values that are not placeholders (constants in `build`) stay as compiled.
+ */
+export function prepared<P extends string, R>(
+  build: (db: Executor, param: (name: P) => string) => Compilable<R>,
+): (db: Executor, values: Record<P, unknown>) => CompiledQuery<R> {
+  let compiled: CompiledQuery<R> | undefined;
+  let slots: (P | undefined)[] = [];
+  return (db, values) => {
+    if (!compiled) {
+      compiled = build(db, (name) => MARK + name).compile();
+      slots = compiled.parameters.map((p) =>
+        typeof p === "string" && p.startsWith(MARK)
+          ? p.slice(MARK.length) as P
+          : undefined
+      );
+    }
+    const fixed = compiled.parameters;
+    return CompiledQuery.raw(
+      compiled.sql,
+      slots.map((name, i) => name === undefined ? fixed[i] : values[name]),
+    ) as CompiledQuery<R>;
+  };
+}

@@ -1,0 +1,207 @@
+// The rules a send must pass, checked before anything is written, and the
+// contact and conversation it is written to.
+import type { Executor } from "../../db/schema.ts";
+import type { LookupCache } from "../../db/lookup_cache.ts";
+import { AppError, type ErrorCode } from "../../errors.ts";
+import { toDbTime } from "../../db/time.ts";
+import { toE164 } from "../phones/phone.ts";
+import type { Channel } from "../channels/channel.ts";
+import { findChannel } from "../channels/channel_repo.ts";
+import {
+  findContactByPhone,
+  findContactByUserId,
+  findOrCreateContact,
+} from "../contacts/contact_service.ts";
+import { type Contact, isBsuid } from "../contacts/contact.ts";
+import type { Conversation } from "../conversations/conversation.ts";
+import { findConversationForContact } from "../conversations/conversation_repo.ts";
+import { findOrCreateConversation } from "../conversations/conversation_service.ts";
+import type { Template } from "../templates/template.ts";
+import { findSendableTemplate } from "../templates/template_service.ts";
+import type { SendMessageInput } from "./outbound_schema.ts";
+import { needsServiceWindow, placeholderCount } from "./outbound.ts";
+import { findAccountMessageByWamid } from "./message_repo.ts";
+
+export type Lane = "live" | "batch";
+
+export interface SendContext {
+  accountId: string;
+  now: Date;
+  lane: Lane;
+  /** Cached channels and templates (the container's); without it each send reads them. */
+  lookups?: LookupCache | undefined;
+}
+
+/** A rule refused the message; nothing of it was written. */
+export class SendRejected extends AppError {}
+
+function reject(code: ErrorCode, message: string): never {
+  throw new SendRejected(code, message);
+}
+
+/** Reads through the cache when there is one; loads run in `trx`, never on the Db. */
+function cached<T>(
+  ctx: SendContext,
+  key: string,
+  load: () => Promise<T | undefined>,
+): Promise<T | undefined> {
+  return ctx.lookups ? ctx.lookups.get(key, load) : load();
+}
+
+async function channelFor(
+  trx: Executor,
+  ctx: SendContext,
+  id: string,
+): Promise<Channel> {
+  const channel = await cached(
+    ctx,
+    `channel:${ctx.accountId}:${id}`,
+    () => findChannel(trx, ctx.accountId, id),
+  );
+  if (!channel) {
+    reject(
+      "INVALID_CHANNEL",
+      `Cannot send message: channel "${id}" does not exist in this account`,
+    );
+  }
+  if (channel.status !== "connected") {
+    reject(
+      "CHANNEL_NOT_CONNECTED",
+      `Cannot send message: channel "${id}" (${channel.phoneNumber}) is ${channel.status}`,
+    );
+  }
+  return channel;
+}
+
+async function checkTemplate(
+  trx: Executor,
+  ctx: SendContext,
+  channel: Channel,
+  input: Extract<SendMessageInput, { type: "template" }>,
+): Promise<void> {
+  const { name, language } = input.template;
+  const query = {
+    accountId: ctx.accountId,
+    channelId: channel.id,
+    name,
+    language: language.code,
+  };
+  const template: Template | undefined = await cached(
+    ctx,
+    `template:${JSON.stringify(query)}`,
+    () => findSendableTemplate(trx, query),
+  );
+  if (!template) {
+    reject(
+      "TEMPLATE_NOT_FOUND",
+      `Cannot send template "${name}" (${language.code}): no such template for channel "${channel.id}" or globally`,
+    );
+  }
+  if (template.status !== "approved") {
+    reject(
+      "TEMPLATE_NOT_APPROVED",
+      `Cannot send template "${name}" (${language.code}): its status is "${template.status}", only approved templates can be sent`,
+    );
+  }
+  const body = template.components.find((c) =>
+    String((c as { type?: string }).type).toUpperCase() === "BODY"
+  ) as { text?: string } | undefined;
+  const expected = body?.text ? placeholderCount(body.text) : 0;
+  const given = (input.template.components ?? [])
+    .filter((c) => c.type === "body")
+    .reduce((n, c) => n + c.parameters.length, 0);
+  if (expected !== given) {
+    reject(
+      "VALIDATION_ERROR",
+      `Cannot send template "${name}": its body expects ${expected} parameter(s), got ${given}`,
+    );
+  }
+}
+
+/** Who and where a message that passed every rule goes. */
+export interface Admitted {
+  channel: Channel;
+  contact: Contact;
+  conversation: Conversation;
+}
+
+/**
+ * Checks one message against every rule (channel, recipient, opt-out,
+ * service window, template, reaction target) and, when it passes, finds or
+ * creates its contact and conversation (with their events) in `trx`.
+ * Throws SendRejected before writing anything when a rule fails; returns
+ * "opted_out" when `respectOptOut` and the contact opted out.
+ */
+export async function admit(
+  trx: Executor,
+  ctx: SendContext,
+  input: SendMessageInput,
+  options: { respectOptOut: boolean },
+): Promise<Admitted | "opted_out"> {
+  const channel = await channelFor(trx, ctx, input.phoneNumberId);
+  const userId = isBsuid(input.to.trim()) ? input.to.trim() : null;
+  const phone = userId ? null : toE164(input.to);
+  if (!userId && !phone) {
+    reject(
+      "INVALID_PHONE",
+      `Cannot send message: "${input.to}" is not a valid phone number with country code nor a business-scoped user id`,
+    );
+  }
+  const to = (userId ?? phone)!;
+  const existing: Contact | undefined = userId
+    ? await findContactByUserId(trx, ctx.accountId, userId)
+    : await findContactByPhone(trx, ctx.accountId, to);
+  if (options.respectOptOut && existing && !existing.optedIn) {
+    return "opted_out";
+  }
+  const conversation = existing
+    ? await findConversationForContact(trx, {
+      accountId: ctx.accountId,
+      contactId: existing.id,
+      channelId: channel.id,
+    })
+    : undefined;
+  if (needsServiceWindow(input.type)) {
+    const expires = conversation?.serviceWindowExpiresAt ?? null;
+    if (!expires || expires <= toDbTime(ctx.now)) {
+      reject(
+        "SERVICE_WINDOW_EXPIRED",
+        expires
+          ? `Cannot send free-form message: the service window for "${to}" closed at ${expires}; send an approved template instead`
+          : `Cannot send free-form message: "${to}" has not written to this channel, so no service window is open; send an approved template instead`,
+      );
+    }
+  }
+  if (input.type === "template") await checkTemplate(trx, ctx, channel, input);
+  if (input.type === "reaction") {
+    const target = await findAccountMessageByWamid(
+      trx,
+      ctx.accountId,
+      input.reaction.message_id,
+    );
+    if (!target || target.conversation_id !== conversation?.id) {
+      reject(
+        "VALIDATION_ERROR",
+        `Cannot react: message "${input.reaction.message_id}" is not in the conversation with "${to}"`,
+      );
+    }
+  }
+  const contact = existing ??
+    (await findOrCreateContact(trx, {
+      accountId: ctx.accountId,
+      phoneNumber: phone,
+      userId,
+      now: ctx.now,
+    })).contact;
+  return {
+    channel,
+    contact,
+    conversation: conversation ??
+      (await findOrCreateConversation(trx, {
+        accountId: ctx.accountId,
+        contactId: contact.id,
+        channelId: channel.id,
+        now: ctx.now,
+      })).conversation,
+  };
+}

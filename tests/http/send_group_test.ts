@@ -1,0 +1,83 @@
+import assert from "node:assert/strict";
+import { engineTest, type Harness } from "../_harness.ts";
+import { seedTemplate, templateTo } from "../messaging/_helpers.ts";
+
+function templateSend(h: Harness, to: string, name = "greeting", params = 1) {
+  return {
+    phoneNumberId: h.tenant.channel.id,
+    ...templateTo(to, name, Array.from({ length: params }, () => "Ana")),
+  };
+}
+
+engineTest(
+  "sends that share a group commit fail alone with their own code; the others commit",
+  async (h) => {
+    await seedTemplate(h);
+    const used = templateSend(h, "+5491155550100");
+    const key = { "Idempotency-Key": "order-7" };
+    const first = await h.request("POST", "/api/v2/messages", {
+      body: used,
+      headers: key,
+    });
+    assert.equal(first.status, 201);
+
+    // Hold the writer, so the requests below queue behind one transaction.
+    let open!: () => void;
+    const gate = new Promise<void>((resolve) => open = resolve);
+    let running!: () => void;
+    const started = new Promise<void>((resolve) => running = resolve);
+    const blocker = h.container.commits.run(async () => {
+      running();
+      await gate;
+    });
+    await started;
+    const post = (body: unknown, headers: Record<string, string> = {}) =>
+      h.request("POST", "/api/v2/messages", { body, headers });
+    const pending = [
+      post(templateSend(h, "+5491155550101")),
+      post(templateSend(h, "+5491155550102", "no_such_template")),
+      post(templateSend(h, "+5491155550103")),
+      post(templateSend(h, "+5491155550104", "greeting", 2)),
+      post(templateSend(h, "+5491155550105"), key),
+      post(used, key),
+      post(templateSend(h, "+5491155550106")),
+    ];
+    for (let i = 0; i < 20; i++) await new Promise((r) => setTimeout(r, 0));
+    open();
+    await blocker;
+    const res = await Promise.all(pending);
+    assert.deepEqual(
+      res.map((r) => [r.status, r.body?.error?.code ?? null]),
+      [
+        [201, null],
+        [422, "TEMPLATE_NOT_FOUND"],
+        [201, null],
+        [400, "VALIDATION_ERROR"],
+        [409, "IDEMPOTENCY_KEY_REUSED"],
+        [201, null],
+        [201, null],
+      ],
+    );
+    assert.equal(res[5]!.headers.get("idempotent-replayed"), "true");
+    assert.deepEqual(res[5]!.body.data, first.body.data);
+    const rows = await h.container.db.selectFrom("messages")
+      .innerJoin("contacts", "contacts.id", "messages.contact_id")
+      .select("contacts.phone_number").execute();
+    assert.deepEqual(rows.map((r) => r.phone_number).sort(), [
+      "+5491155550100",
+      "+5491155550101",
+      "+5491155550103",
+      "+5491155550106",
+    ]);
+    const jobs = await h.container.db.selectFrom("jobs").select("id")
+      .where("kind", "=", "message.send").execute();
+    assert.equal(jobs.length, 4, "one send job per committed message");
+    const contacts = await h.container.db.selectFrom("contacts")
+      .select("phone_number").execute();
+    assert.equal(contacts.length, 4, "a refused send leaves no contact");
+    assert.ok(
+      h.container.commits.stats.largest > 1,
+      "the queued sends shared a transaction",
+    );
+  },
+);
