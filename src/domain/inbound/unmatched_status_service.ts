@@ -9,6 +9,7 @@ import { RetryLater } from "../../errors.ts";
 import { enqueue, PRIORITY } from "../../jobs/queue.ts";
 import { findChannelByUpstreamId } from "../channels/channel_repo.ts";
 import { applyStatus } from "./inbound_apply_service.ts";
+import { findInboundPayload } from "./inbound_payload_repo.ts";
 import { MetaPayload, MetaStatus, MetaValue } from "./meta_payload.ts";
 
 export const STATUS_RETRY_JOB = "meta.status";
@@ -63,9 +64,7 @@ export async function retryUnmatchedStatus(
   deps: Deps,
   at: StatusAt,
 ): Promise<void> {
-  const stored = await deps.db.selectFrom("inbound_payloads")
-    .select(["body", "received_at"]).where("id", "=", at.payloadId)
-    .executeTakeFirst();
+  const stored = await findInboundPayload(deps.db, at.payloadId);
   if (!stored) return;
   const payload = MetaPayload.parse(JSON.parse(stored.body));
   const value = MetaValue.safeParse(
@@ -80,7 +79,7 @@ export async function retryUnmatchedStatus(
     value.data.metadata.phone_number_id,
   );
   if (!channel || await applyStatus(deps, channel, status.data)) return;
-  const age = deps.clock.now().getTime() - Date.parse(stored.received_at);
+  const age = deps.clock.now().getTime() - Date.parse(stored.receivedAt);
   if (age >= UNMATCHED_WINDOW_MS) {
     deps.log.warn("Dropping a status report that matches no message", {
       payloadId: at.payloadId,
