@@ -1,6 +1,7 @@
 /**
  * What the layer check needs to know about one module: every import (in
- * every form), every place it runs SQL and every read of `Deno.env`.
+ * every form), every place it runs SQL, every read of `Deno.env` and every
+ * use of `console`.
  */
 import { type Token, tokenize } from "./tokens.ts";
 
@@ -25,6 +26,7 @@ export interface ModuleFacts {
   /** How the module runs SQL, one entry per use: `what` says which form. */
   sql: { what: string; line: number }[];
   envReads: number[];
+  consoleUses: number[];
 }
 
 /**
@@ -51,7 +53,7 @@ export const QUERY_BUILDER_METHODS = new Set([
 const RAW_SQL_EXPORTS = new Set(["sql", "CompiledQuery"]);
 const DRIVERS = new Set(["node:sqlite", "@libsql/client"]);
 
-/** Reads the imports, SQL uses and env reads of one module's source. */
+/** Reads the imports, SQL uses, env reads and console uses of one module's source. */
 export function moduleFacts(source: string): ModuleFacts {
   const tokens = tokenize(source);
   const facts: ModuleFacts = {
@@ -59,6 +61,7 @@ export function moduleFacts(source: string): ModuleFacts {
     opaqueDynamicImports: [],
     sql: [],
     envReads: [],
+    consoleUses: [],
   };
   for (let i = 0; i < tokens.length; i++) {
     const t = tokens[i]!;
@@ -74,6 +77,8 @@ export function moduleFacts(source: string): ModuleFacts {
       t.text === "Deno" && isPunct(next, ".") && tokens[i + 2]?.text === "env"
     ) {
       facts.envReads.push(t.line);
+    } else if (t.text === "console" && isPunct(next, ".")) {
+      facts.consoleUses.push(t.line);
     }
   }
   for (let i = 1; i + 1 < tokens.length; i++) {

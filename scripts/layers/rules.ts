@@ -64,11 +64,18 @@ const PURE_UPSTREAM = new Set([
   "src/upstream/meta_signature.ts",
   "src/upstream/social_graph.ts",
 ]);
-/** What services may use of src/jobs: the queue, its counts, retry timing. */
+/** Job modules that do no I/O: kinds and their payload types, retry timing. */
+const PURE_JOBS = new Set([
+  "src/jobs/types.ts",
+  "src/jobs/kinds.ts",
+  "src/jobs/attempts.ts",
+  "src/jobs/retry_policy.ts",
+]);
+/** What services may use of src/jobs: the queue, its counts, the pure modules. */
 const QUEUE_FOR_SERVICES = new Set([
   "src/jobs/queue.ts",
   "src/jobs/queue_stats.ts",
-  "src/jobs/retry_policy.ts",
+  ...PURE_JOBS,
 ]);
 /** Node and npm modules that do no I/O (compute, schemas, parsing). */
 const PURE_PACKAGES = new Set([
@@ -118,7 +125,8 @@ const RULES: Rule[] = [
       !ref.typeOnly && (
         t === "kysely" || /^node:/.test(t) && !PURE_PACKAGES.has(t) ||
         (under(t, "src/db") && !PURE_DB.has(t)) ||
-        ["service", "repo", "jobs", "cron", "simulator"].includes(layerOf(t)) ||
+        ["service", "repo", "cron", "simulator"].includes(layerOf(t)) ||
+        (layerOf(t) === "jobs" && !PURE_JOBS.has(t)) ||
         (layerOf(t) === "adapter" && !PURE_UPSTREAM.has(t))
       ),
     why:
@@ -146,6 +154,12 @@ const RULES: Rule[] = [
     forbids: (t) =>
       under(t, "src/db") && !PURE_DB.has(t) && t !== "src/db/prune.ts",
     why: "jobs reach the database through repos, the queue and db/prune.ts",
+  },
+  {
+    layers: ["cron"],
+    forbids: (t) =>
+      ["service", "repo", "adapter", "simulator"].includes(layerOf(t)),
+    why: "cron only enqueues",
   },
   {
     layers: ["adapter"],
@@ -228,6 +242,11 @@ export function checkLayers(files: ReadonlyMap<string, string>): string[] {
     if (file !== "src/config.ts") {
       for (const line of facts.envReads) {
         problems.push(`${file}:${line} reads Deno.env: only src/config.ts may`);
+      }
+    }
+    if (file !== "src/log.ts") {
+      for (const line of facts.consoleUses) {
+        problems.push(`${file}:${line} uses console: only src/log.ts may`);
       }
     }
   }

@@ -252,8 +252,21 @@ Deno.test("an adapter importing the domain, and db importing src, are caught", (
   );
 });
 
-Deno.test("Deno.env outside config.ts and import cycles are caught", () => {
+Deno.test("cron importing a service is caught", () => {
+  assertCaught(
+    "src/cron/schedules.ts",
+    `import { getContact } from "../domain/contacts/contact_service.ts";\nexport const g = getContact;`,
+    "cron only enqueues",
+  );
+});
+
+Deno.test("Deno.env outside config.ts, console outside log.ts and import cycles are caught", () => {
   assertCaught(SERVICE, `export const k = Deno.env.get("KEY");`, "Deno.env");
+  assertCaught(
+    SERVICE,
+    `export function f() {\n  console.log("x");\n}`,
+    "uses console",
+  );
   const problems = check({
     "src/domain/contacts/contact.ts": `import "./contact_rules.ts";`,
     "src/domain/contacts/contact_rules.ts": `import "./contact.ts";`,
