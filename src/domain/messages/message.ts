@@ -48,25 +48,30 @@ export interface TextContentView {
 
 export type MessageContentView = TextContentView | Record<string, unknown>;
 
-export interface MessageView {
-  id: string;
-  conversationId: string;
-  contactId: string;
+/** The API's Message: the stored fields it shows as they are, and the shaped ones. */
+export interface MessageView extends
+  Pick<
+    Message,
+    | "id"
+    | "conversationId"
+    | "contactId"
+    | "direction"
+    | "waMessageId"
+    | "errorCode"
+    | "errorMessage"
+    | "origin"
+    | "sentByAi"
+    | "campaignId"
+    | "clientRef"
+    | "mediaId"
+    | "mediaKey"
+    | "createdAt"
+  > {
   /** The channel id, or null when the channel was deleted. */
   phoneNumberId: string | null;
-  direction: MessageDirection;
   type: MessageType;
   content: MessageContentView;
   status: MessageStatus;
-  waMessageId: string | null;
-  errorCode: string | null;
-  errorMessage: string | null;
-  origin: string;
-  sentByAi: boolean;
-  campaignId: string | null;
-  clientRef: string | null;
-  mediaId: string | null;
-  mediaKey: string | null;
   /** The quoted message of a reply; messageId is ours when we have it. */
   context: { waMessageId: string; messageId: string | null } | null;
   forwarded: boolean;
@@ -77,7 +82,6 @@ export interface MessageView {
   edits: { previousContent: object; editedAt: string }[];
   /** When the customer deleted it for everyone; the content is kept. */
   deletedAt: string | null;
-  createdAt: string;
 }
 
 /** The queue lane of an outbound message: live sends go before batch ones. */
