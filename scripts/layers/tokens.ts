@@ -109,7 +109,7 @@ export function tokenize(source: string): Token[] {
     } else if (c === "}" && braces.at(-1) === true) {
       braces.pop();
       i = readTemplate(i + 1, false);
-    } else if (c === "/" && startsRegex(tokens.at(-1))) {
+    } else if (c === "/" && startsRegex(tokens.at(-1), tokens.at(-2))) {
       i = skipRegex(source, i, line);
       push({ kind: "other", text: "regex", line });
     } else if (ID_START.test(c) || c === "\\") {
@@ -144,12 +144,18 @@ function countLines(source: string, from: number, to: number): number {
   return n;
 }
 
-/** Whether a `/` after this token starts a regular expression literal. */
-function startsRegex(previous: Token | undefined): boolean {
+/** Whether a `/` after these tokens starts a regular expression literal. */
+function startsRegex(
+  previous: Token | undefined,
+  before: Token | undefined,
+): boolean {
   if (!previous) return true;
   if (previous.kind === "id") return REGEX_AFTER_KEYWORD.has(previous.text);
-  if (previous.kind === "punct") return !")]}".includes(previous.text);
-  return false;
+  if (previous.kind !== "punct") return false;
+  // `i++ / 2`: a postfix increment or decrement ends an expression.
+  const postfix = "+-".includes(previous.text) &&
+    before?.kind === "punct" && before.text === previous.text;
+  return !")]}".includes(previous.text) && !postfix;
 }
 
 function skipRegex(source: string, start: number, line: number): number {

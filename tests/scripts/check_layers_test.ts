@@ -41,7 +41,9 @@ const CLEAN: Record<string, string> = {
     export const nested = \`\${\`import("../../db/database.ts")\`} done\`;
     export function check(name: string) {
       if (!name) throw new AppError();
-      return name.length / 2 / 1;
+      let n = name.length;
+      n++ / 2;
+      return n / 2 / 1;
     }`,
   "src/domain/contacts/contact_repo.ts": `
     import { sql } from "kysely";
