@@ -1,5 +1,6 @@
 import { type RawBuilder, sql } from "kysely";
 import type { Executor } from "./schema.ts";
+import { toDbTime } from "./time.ts";
 
 /** Rows per delete, so pruning never holds the write lock for long. */
 const DELETE_BATCH = 1_000;
@@ -20,4 +21,19 @@ export async function deleteInBatches(
     total += n;
     if (n < DELETE_BATCH) return total;
   }
+}
+
+/**
+ * Deletes idempotency keys expired at `now`; returns how many. Kept here
+ * until the idempotency repo lands (issue 7 moves that SQL there).
+ */
+export async function pruneIdempotencyKeys(
+  db: Executor,
+  now: Date,
+): Promise<number> {
+  return await deleteInBatches(
+    db,
+    "idempotency_keys",
+    sql`expires_at < ${toDbTime(now)}`,
+  );
 }

@@ -1,11 +1,11 @@
 /** Housekeeping that cron enqueues (jobs.prune; handlers in jobs/handlers/). */
-import { sql } from "kysely";
-import { deleteInBatches } from "../db/prune.ts";
+import { pruneIdempotencyKeys } from "../db/prune.ts";
 import type { Db } from "../db/schema.ts";
 import { addMs, toDbTime } from "../db/time.ts";
 import { pruneFinished } from "./queue.ts";
 import { pruneEvents } from "../domain/events/event_repo.ts";
 import { pruneDeliveries } from "../domain/webhooks/delivery_repo.ts";
+import { pruneInboundPayloads } from "../domain/inbound/inbound_payload_repo.ts";
 
 /** Finished jobs and processed inbound payloads are kept this long. */
 export const RETENTION_MS = 7 * 24 * 60 * 60 * 1_000;
@@ -30,20 +30,10 @@ export async function pruneAll(
   now: Date,
   retentionDays: number,
 ): Promise<PruneResult> {
-  const at = toDbTime(now);
   const cutoff = toDbTime(addMs(now, -RETENTION_MS));
   const jobs = await pruneFinished(db, addMs(now, -RETENTION_MS));
-  const idempotencyKeys = await deleteInBatches(
-    db,
-    "idempotency_keys",
-    sql`expires_at < ${at}`,
-  );
-  // processed_at >= received_at, so the received_at term only narrows the scan to its index.
-  const inboundPayloads = await deleteInBatches(
-    db,
-    "inbound_payloads",
-    sql`received_at < ${cutoff} and processed_at is not null and processed_at < ${cutoff}`,
-  );
+  const idempotencyKeys = await pruneIdempotencyKeys(db, now);
+  const inboundPayloads = await pruneInboundPayloads(db, cutoff);
   const webhookCutoff = toDbTime(addMs(now, -retentionDays * DAY_MS));
   const webhookDeliveries = await pruneDeliveries(db, webhookCutoff);
   const events = await pruneEvents(db, webhookCutoff);

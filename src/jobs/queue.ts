@@ -5,7 +5,7 @@ import { fromJson, toJson } from "../db/json.ts";
 import { addMs, toDbTime } from "../db/time.ts";
 import { newId } from "../ids.ts";
 import { backoffMs } from "./retry_policy.ts";
-import { claimPlan } from "./groups.ts";
+import { claimPlan } from "./queue_groups.ts";
 import { LAST_ATTEMPT_SQL, PAST_LAST_ATTEMPT_SQL } from "./attempts.ts";
 import {
   DEFAULT_MAX_ATTEMPTS,

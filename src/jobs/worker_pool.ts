@@ -14,7 +14,7 @@ import type { Clock } from "../clock.ts";
 import type { Logger } from "../log.ts";
 import type { Db, Executor } from "../db/schema.ts";
 import { addMs } from "../db/time.ts";
-import { claimPlan, GroupCap } from "./groups.ts";
+import { claimPlan, GroupCap } from "./queue_groups.ts";
 import {
   claim,
   complete,

@@ -5,6 +5,7 @@ import {
   MESSAGE_TYPES,
   toMessageView,
 } from "../../src/domain/messages/message.ts";
+import { toMessage } from "../../src/domain/messages/message_repo.ts";
 import { insertMessage, insertThread } from "./_conversation_fixtures.ts";
 
 const API = "/api/v2";
@@ -182,8 +183,9 @@ Deno.test("MessageSchema accepts every message type the view produces", () => {
       : type === "interactive"
       ? JSON.stringify({ type: "button" })
       : "{}";
-    const view = toMessageView({
+    const view = toMessageView(toMessage({
       id: crypto.randomUUID(),
+      account_id: crypto.randomUUID(),
       conversation_id: crypto.randomUUID(),
       contact_id: crypto.randomUUID(),
       channel_id: null,
@@ -200,8 +202,10 @@ Deno.test("MessageSchema accepts every message type the view produces", () => {
       client_ref: null,
       media_id: null,
       media_key: null,
+      lane: "live",
       // Every detail filled, so the schema sees their shapes too.
       context_wa_message_id: "wamid.quoted",
+      upstream_timestamp: null,
       details: JSON.stringify({
         contextMessageId: crypto.randomUUID(),
         forwarded: true,
@@ -223,13 +227,15 @@ Deno.test("MessageSchema accepts every message type the view produces", () => {
         deletedAt: "2026-11-20T12:02:00.000Z",
       }),
       created_at: "2026-11-20T12:00:00.000Z",
-    });
+      updated_at: "2026-11-20T12:00:00.000Z",
+    }));
     const parsed = MessageSchema.safeParse(view);
     assert.ok(parsed.success, `${type}: ${parsed.error?.message}`);
   }
   const wrong = MessageSchema.safeParse({
-    ...toMessageView({
+    ...toMessageView(toMessage({
       id: crypto.randomUUID(),
+      account_id: crypto.randomUUID(),
       conversation_id: crypto.randomUUID(),
       contact_id: crypto.randomUUID(),
       channel_id: null,
@@ -246,10 +252,13 @@ Deno.test("MessageSchema accepts every message type the view produces", () => {
       client_ref: null,
       media_id: null,
       media_key: null,
+      lane: "live",
       context_wa_message_id: null,
+      upstream_timestamp: null,
       details: null,
       created_at: "2026-11-20T12:00:00.000Z",
-    }),
+      updated_at: "2026-11-20T12:00:00.000Z",
+    })),
     content: { body: "stored shape is not the GET shape" },
   });
   assert.equal(wrong.success, false);

@@ -11,7 +11,7 @@ import {
   enqueueUnchecked,
   PRIORITY,
 } from "../../src/jobs/queue.ts";
-import { claimPlan, parkGroup } from "../../src/jobs/groups.ts";
+import { claimPlan, parkGroup } from "../../src/jobs/queue_groups.ts";
 import { WorkerPool } from "../../src/jobs/worker_pool.ts";
 import { JobInsertHook } from "../../src/db/job_insert_hook.ts";
 

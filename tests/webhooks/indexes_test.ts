@@ -12,7 +12,7 @@ import {
   pendingOfChain,
 } from "../../src/domain/webhooks/delivery_repo.ts";
 import { subscribersOf } from "../../src/domain/webhooks/webhook_repo.ts";
-import { parkGroup } from "../../src/jobs/groups.ts";
+import { parkGroup } from "../../src/jobs/queue_groups.ts";
 
 Deno.test("webhook queries use their indexes", async () => {
   await using h = await createHarness();

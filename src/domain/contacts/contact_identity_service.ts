@@ -60,7 +60,7 @@ async function joinContacts(
 ): Promise<void> {
   await moveContactConversations(trx, { from: drop.id, to: keep.id });
   // Deleted first: its phone number and BSUID are unique in the account.
-  await trx.deleteFrom("contacts").where("id", "=", drop.id).execute();
+  await repo.deleteContact(trx, drop.id);
   await repo.updateContact(trx, keep.id, {
     email: keep.email ?? drop.email,
     tags: [...keep.tags, ...drop.tags.filter((t) => !keep.tags.includes(t))],

@@ -70,6 +70,11 @@ export async function insertContact(
   return toContact(row);
 }
 
+/** Deletes a contact (its conversations must have moved first). */
+export async function deleteContact(db: Executor, id: string): Promise<void> {
+  await db.deleteFrom("contacts").where("id", "=", id).execute();
+}
+
 /** Finds a contact of an account; another account's id is not found. */
 export async function findContact(
   db: Executor,

@@ -23,10 +23,10 @@ import { previewOf } from "../messages/outbound.ts";
 import {
   findAccountMessageByWamid,
   findMessageByWamid,
-  insertMessages,
+  insertMessage,
   updateMessageDetails,
-  UPSTREAM_ROW_DEFAULTS,
 } from "../messages/message_repo.ts";
+import { UPSTREAM_MESSAGE_DEFAULTS } from "../messages/message.ts";
 import { parseDetails } from "../messages/message_details.ts";
 import { touchContactLastMessage } from "../messages/send_repo.ts";
 import { toE164 } from "../phones/phone.ts";
@@ -222,27 +222,27 @@ export async function applyEcho(
   const { type, content, media } = inboundContent(echo);
   const nowIso = toDbTime(now);
   const id = newId(now.getTime());
-  await insertMessages(trx, [{
+  await insertMessage(trx, {
     id,
-    account_id: channel.accountId,
-    conversation_id: conversation.id,
-    contact_id: contact.id,
-    channel_id: channel.id,
+    accountId: channel.accountId,
+    conversationId: conversation.id,
+    contactId: contact.id,
+    channelId: channel.id,
     direction: "outbound",
     type,
-    content: toJson(content),
+    content,
     status: "sent",
-    wa_message_id: echo.id,
-    error_code: null,
-    error_message: null,
+    waMessageId: echo.id,
+    errorCode: null,
+    errorMessage: null,
     origin: "business_app",
-    ...UPSTREAM_ROW_DEFAULTS,
-    context_wa_message_id: echo.context?.id ?? null,
-    upstream_timestamp: toDbTime(input.at),
-    details: null,
-    created_at: nowIso,
-    updated_at: nowIso,
-  }]);
+    ...UPSTREAM_MESSAGE_DEFAULTS,
+    contextWaMessageId: echo.context?.id ?? null,
+    upstreamAt: toDbTime(input.at),
+    details: {},
+    createdAt: nowIso,
+    updatedAt: nowIso,
+  });
   if (media) {
     await queueInboundMedia(trx, channel, { messageId: id, media, now });
   }

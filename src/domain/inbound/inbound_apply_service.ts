@@ -13,11 +13,13 @@ import {
   findAccountMessageByWamid,
   findMessageById,
   findMessageByWamid,
-  insertMessages,
-  type MessageRow,
+  insertMessage,
   setWamidIfMissing,
-  UPSTREAM_ROW_DEFAULTS,
 } from "../messages/message_repo.ts";
+import {
+  type Message,
+  UPSTREAM_MESSAGE_DEFAULTS,
+} from "../messages/message.ts";
 import { messagePayload } from "../messages/message_events.ts";
 import {
   applyStatusReport,
@@ -41,7 +43,6 @@ import {
 } from "./customer_change_service.ts";
 import {
   type MessageDetails,
-  parseDetails,
   referralOf,
 } from "../messages/message_details.ts";
 
@@ -89,47 +90,51 @@ export async function applyInboundMessage(
       now,
     );
     const nowIso = toDbTime(now);
-    const row: MessageRow = {
+    const stored: Message = {
       id: newId(now.getTime()),
-      account_id: channel.accountId,
-      conversation_id: conversation.id,
-      contact_id: contact.id,
-      channel_id: channel.id,
+      accountId: channel.accountId,
+      conversationId: conversation.id,
+      contactId: contact.id,
+      channelId: channel.id,
       direction: "inbound",
       type,
-      content: toJson(content),
+      content,
       status: "received",
-      wa_message_id: message.id,
-      error_code: message.errors?.[0] ? String(message.errors[0].code) : null,
-      error_message: message.errors?.[0]?.error_data?.details ??
+      waMessageId: message.id,
+      errorCode: message.errors?.[0] ? String(message.errors[0].code) : null,
+      errorMessage: message.errors?.[0]?.error_data?.details ??
         message.errors?.[0]?.title ?? null,
       origin: "inbound",
-      ...UPSTREAM_ROW_DEFAULTS,
-      context_wa_message_id: message.context?.id ?? null,
-      upstream_timestamp: toDbTime(sentAt),
+      ...UPSTREAM_MESSAGE_DEFAULTS,
+      contextWaMessageId: message.context?.id ?? null,
+      upstreamAt: toDbTime(sentAt),
       details: await detailsOf(trx, channel, message),
-      created_at: nowIso,
-      updated_at: nowIso,
+      createdAt: nowIso,
+      updatedAt: nowIso,
     };
-    await insertMessages(trx, [row]);
-    const referral = parseDetails(row.details).referral;
+    await insertMessage(trx, stored);
+    const referral = stored.details.referral;
     // The conversation keeps the last ad that brought the customer, for attribution.
     if (referral) await setReferral(trx, conversation.id, toJson(referral));
     await recordInbound(trx, {
       conversationId: conversation.id,
-      messageId: row.id,
+      messageId: stored.id,
       preview: previewOf(type, content),
       at: sentAt,
     });
     await touchContactLastMessage(trx, contact.id, nowIso);
     if (media) {
-      await queueInboundMedia(trx, channel, { messageId: row.id, media, now });
+      await queueInboundMedia(trx, channel, {
+        messageId: stored.id,
+        media,
+        now,
+      });
     }
     await recordEvent(trx, {
       accountId: channel.accountId,
       type: "message.received",
       data: {
-        ...messagePayload(row),
+        ...messagePayload(stored),
         contact: {
           id: contact.id,
           name: contact.name,
@@ -146,12 +151,12 @@ export async function applyInboundMessage(
   });
 }
 
-/** Reply context (with our id of the quoted message), forward flags and ad referral, as stored JSON. */
+/** Reply context (with our id of the quoted message), forward flags and ad referral. */
 async function detailsOf(
   trx: Executor,
   channel: Channel,
   message: MetaMessage,
-): Promise<string | null> {
+): Promise<MessageDetails> {
   const quoted = message.context?.id
     ? await findAccountMessageByWamid(
       trx,
@@ -167,7 +172,7 @@ async function detailsOf(
       : {}),
     ...(message.referral ? { referral: referralOf(message.referral) } : {}),
   };
-  return Object.keys(details).length ? toJson(details) : null;
+  return details;
 }
 
 /** Stores an echo of a message the business sent from the WhatsApp Business app. */

@@ -1,4 +1,6 @@
 /** Stored Meta webhook bodies (inbound_payloads): kept as received, processed later or at once. */
+import { sql } from "kysely";
+import { deleteInBatches } from "../../db/prune.ts";
 import type { Executor } from "../../db/schema.ts";
 
 export interface StoredPayload {
@@ -41,4 +43,17 @@ export async function markInboundPayloadProcessed(
   await db.updateTable("inbound_payloads")
     .set({ processed_at: done.at, error: done.error })
     .where("id", "=", id).execute();
+}
+
+/** Deletes payloads processed before `cutoff` (ISO time); returns how many. */
+export async function pruneInboundPayloads(
+  db: Executor,
+  cutoff: string,
+): Promise<number> {
+  // processed_at >= received_at, so the received_at term only narrows the scan to its index.
+  return await deleteInBatches(
+    db,
+    "inbound_payloads",
+    sql`received_at < ${cutoff} and processed_at is not null and processed_at < ${cutoff}`,
+  );
 }

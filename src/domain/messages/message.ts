@@ -1,7 +1,10 @@
-/** Message types and the one mapping from a stored row to the API's Message. */
+/** Message types and the one mapping from a stored message to the API's Message. */
 
-import type { MessagesTable } from "../../db/schema.ts";
-import { detailsView, type Referral } from "./message_details.ts";
+import {
+  detailsView,
+  type MessageDetails,
+  type Referral,
+} from "./message_details.ts";
 
 export type MessageDirection = "inbound" | "outbound";
 export const MESSAGE_STATUSES = [
@@ -45,25 +48,30 @@ export interface TextContentView {
 
 export type MessageContentView = TextContentView | Record<string, unknown>;
 
-export interface MessageView {
-  id: string;
-  conversationId: string;
-  contactId: string;
+/** The API's Message: the stored fields it shows as they are, and the shaped ones. */
+export interface MessageView extends
+  Pick<
+    Message,
+    | "id"
+    | "conversationId"
+    | "contactId"
+    | "direction"
+    | "waMessageId"
+    | "errorCode"
+    | "errorMessage"
+    | "origin"
+    | "sentByAi"
+    | "campaignId"
+    | "clientRef"
+    | "mediaId"
+    | "mediaKey"
+    | "createdAt"
+  > {
   /** The channel id, or null when the channel was deleted. */
   phoneNumberId: string | null;
-  direction: MessageDirection;
   type: MessageType;
   content: MessageContentView;
   status: MessageStatus;
-  waMessageId: string | null;
-  errorCode: string | null;
-  errorMessage: string | null;
-  origin: string;
-  sentByAi: boolean;
-  campaignId: string | null;
-  clientRef: string | null;
-  mediaId: string | null;
-  mediaKey: string | null;
   /** The quoted message of a reply; messageId is ours when we have it. */
   context: { waMessageId: string; messageId: string | null } | null;
   forwarded: boolean;
@@ -74,33 +82,56 @@ export interface MessageView {
   edits: { previousContent: object; editedAt: string }[];
   /** When the customer deleted it for everyone; the content is kept. */
   deletedAt: string | null;
-  createdAt: string;
 }
 
-/** The columns of a `messages` row the view reads. */
-export type MessageRow = Pick<
-  MessagesTable,
-  | "id"
-  | "conversation_id"
-  | "contact_id"
-  | "channel_id"
-  | "direction"
-  | "type"
-  | "content"
-  | "status"
-  | "wa_message_id"
-  | "error_code"
-  | "error_message"
-  | "origin"
-  | "sent_by_ai"
-  | "campaign_id"
-  | "client_ref"
-  | "media_id"
-  | "media_key"
-  | "context_wa_message_id"
-  | "details"
-  | "created_at"
->;
+/** The queue lane of an outbound message: live sends go before batch ones. */
+export type MessageLane = "live" | "batch";
+
+/**
+ * A stored message in domain terms, one per `messages` row; message_repo.ts
+ * alone maps it to its row and back.
+ */
+export interface Message {
+  id: string;
+  accountId: string;
+  conversationId: string;
+  contactId: string;
+  /** Null once the channel is deleted. */
+  channelId: string | null;
+  direction: MessageDirection;
+  /** As stored; the API shows a type outside MESSAGE_TYPES as `unsupported`. */
+  type: string;
+  /** The stored form (text as `{ body }`, as in webhook payloads). */
+  content: unknown;
+  status: StoredMessageStatus;
+  waMessageId: string | null;
+  errorCode: string | null;
+  errorMessage: string | null;
+  origin: string;
+  sentByAi: boolean;
+  campaignId: string | null;
+  clientRef: string | null;
+  mediaId: string | null;
+  mediaKey: string | null;
+  lane: MessageLane;
+  /** The upstream id of the message a reply quotes. */
+  contextWaMessageId: string | null;
+  /** When upstream says the message was sent (received messages and echoes). */
+  upstreamAt: string | null;
+  details: MessageDetails;
+  createdAt: string;
+  updatedAt: string;
+}
+
+/** The fields a message from upstream (a customer's, or an echo) leaves at their defaults. */
+export const UPSTREAM_MESSAGE_DEFAULTS = {
+  sentByAi: false,
+  campaignId: null,
+  clientRef: null,
+  mediaId: null,
+  mediaKey: null,
+  lane: "live",
+} as const;
 
 /**
  * The API status of a stored status. Inbound rows are stored as `received`,
@@ -118,14 +149,6 @@ export function toMessageType(stored: string): MessageType {
     : "unsupported";
 }
 
-function parseContent(text: string): unknown {
-  try {
-    return JSON.parse(text);
-  } catch {
-    return {};
-  }
-}
-
 /**
  * The `content` object of a message on GET: text shows as `{ text }` (it is
  * stored as `{ body }`); a contacts message stored as a bare array of cards
@@ -133,9 +156,8 @@ function parseContent(text: string): unknown {
  */
 export function toContentView(
   type: string,
-  stored: string,
+  value: unknown,
 ): MessageContentView {
-  const value = parseContent(stored);
   if (type === "contacts" && Array.isArray(value)) return { contacts: value };
   if (value === null || typeof value !== "object" || Array.isArray(value)) {
     return type === "text" ? { text: "" } : {};
@@ -152,31 +174,31 @@ export function toContentView(
   return object;
 }
 
-/** The API's Message for a stored row (GET /conversations/:id/messages, GET /messages/:id). */
-export function toMessageView(row: MessageRow): MessageView {
+/** The API's Message for a stored message (GET /conversations/:id/messages, GET /messages/:id). */
+export function toMessageView(message: Message): MessageView {
   return {
-    id: row.id,
-    conversationId: row.conversation_id,
-    contactId: row.contact_id,
-    phoneNumberId: row.channel_id,
-    direction: row.direction as MessageDirection,
-    type: toMessageType(row.type),
-    content: toContentView(row.type, row.content),
-    status: toMessageStatus(row.status),
-    waMessageId: row.wa_message_id,
-    errorCode: row.error_code,
-    errorMessage: row.error_message,
-    origin: row.origin,
-    sentByAi: row.sent_by_ai === 1,
-    campaignId: row.campaign_id,
-    clientRef: row.client_ref,
-    mediaId: row.media_id,
-    mediaKey: row.media_key,
+    id: message.id,
+    conversationId: message.conversationId,
+    contactId: message.contactId,
+    phoneNumberId: message.channelId,
+    direction: message.direction,
+    type: toMessageType(message.type),
+    content: toContentView(message.type, message.content),
+    status: toMessageStatus(message.status),
+    waMessageId: message.waMessageId,
+    errorCode: message.errorCode,
+    errorMessage: message.errorMessage,
+    origin: message.origin,
+    sentByAi: message.sentByAi,
+    campaignId: message.campaignId,
+    clientRef: message.clientRef,
+    mediaId: message.mediaId,
+    mediaKey: message.mediaKey,
     ...detailsView(
-      row.context_wa_message_id,
-      row.details,
-      (stored) => toContentView(row.type, stored),
+      message.contextWaMessageId,
+      message.details,
+      (stored) => toContentView(message.type, stored),
     ),
-    createdAt: row.created_at,
+    createdAt: message.createdAt,
   };
 }

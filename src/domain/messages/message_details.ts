@@ -62,10 +62,9 @@ export function referralOf(raw: unknown): Referral | undefined {
  */
 export function detailsView(
   contextWaMessageId: string | null,
-  text: string | null,
-  contentView: (stored: string) => object,
+  d: MessageDetails,
+  contentView: (stored: unknown) => object,
 ) {
-  const d = parseDetails(text);
   return {
     context: contextWaMessageId
       ? {
@@ -77,7 +76,7 @@ export function detailsView(
     frequentlyForwarded: d.frequentlyForwarded ?? false,
     referral: d.referral ?? null,
     edits: (d.edits ?? []).map((e) => ({
-      previousContent: contentView(JSON.stringify(e.previous)),
+      previousContent: contentView(e.previous),
       editedAt: e.editedAt,
     })),
     deletedAt: d.deletedAt ?? null,

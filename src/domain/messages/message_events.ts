@@ -1,26 +1,21 @@
-import { fromJson } from "../../db/json.ts";
-import type { MessageRow } from "./message_repo.ts";
-import { toMessageView } from "./message.ts";
+import { type Message, toMessageView } from "./message.ts";
 
 /**
  * The Message as webhook payloads carry it: the GET shape, except that
  * content is the stored form (text as `{ body }`, as the spec shows).
  */
-export function messagePayload(row: MessageRow): Record<string, unknown> {
-  return {
-    ...toMessageView(row),
-    content: fromJson<Record<string, unknown>>(row.content, {}),
-  };
+export function messagePayload(message: Message): Record<string, unknown> {
+  return { ...toMessageView(message), content: message.content };
 }
 
 export function statusChangedPayload(
-  row: MessageRow,
+  message: Message,
   previousStatus: string,
 ): Record<string, unknown> {
   return {
-    ...messagePayload(row),
-    clientRef: row.client_ref,
+    ...messagePayload(message),
+    clientRef: message.clientRef,
     previousStatus,
-    newStatus: row.status,
+    newStatus: message.status,
   };
 }

@@ -1,6 +1,8 @@
 // Read side of messages (SELECTs only); the messaging engine owns the writes.
-import type { Executor, MessagesTable } from "../../db/schema.ts";
+import type { Executor } from "../../db/schema.ts";
 import type { CursorPosition } from "../pagination.ts";
+import type { Message } from "./message.ts";
+import { toMessage } from "./message_repo.ts";
 
 export interface ConversationMessagesInput {
   accountId: string;
@@ -33,8 +35,8 @@ export function conversationMessagesQuery(
 export async function listConversationMessages(
   db: Executor,
   input: ConversationMessagesInput,
-): Promise<MessagesTable[]> {
-  return await conversationMessagesQuery(db, input).execute();
+): Promise<Message[]> {
+  return (await conversationMessagesQuery(db, input).execute()).map(toMessage);
 }
 
 /** One message of an account; another account's id is not found. */
@@ -42,8 +44,9 @@ export async function findMessage(
   db: Executor,
   accountId: string,
   id: string,
-): Promise<MessagesTable | undefined> {
-  return await db.selectFrom("messages").selectAll()
+): Promise<Message | undefined> {
+  const row = await db.selectFrom("messages").selectAll()
     .where("id", "=", id).where("account_id", "=", accountId)
     .executeTakeFirst();
+  return row && toMessage(row);
 }

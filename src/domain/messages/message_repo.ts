@@ -1,17 +1,15 @@
 import { CompiledQuery } from "kysely";
 import type { Executor, MessagesTable } from "../../db/schema.ts";
+import { toJson } from "../../db/json.ts";
+import type {
+  Message,
+  MessageDirection,
+  MessageLane,
+  StoredMessageStatus,
+} from "./message.ts";
+import { parseDetails } from "./message_details.ts";
 
 export type MessageRow = MessagesTable;
-
-/** The columns a message from upstream (a customer's, or an echo) leaves at their defaults. */
-export const UPSTREAM_ROW_DEFAULTS = {
-  sent_by_ai: 0,
-  campaign_id: null,
-  client_ref: null,
-  media_id: null,
-  media_key: null,
-  lane: "live",
-} as const;
 
 const INSERT_CHUNK = 50;
 
@@ -86,10 +84,11 @@ export async function findAccountMessage(
   db: Executor,
   accountId: string,
   id: string,
-): Promise<MessageRow | undefined> {
-  return await db.selectFrom("messages").selectAll()
+): Promise<Message | undefined> {
+  const row = await db.selectFrom("messages").selectAll()
     .where("id", "=", id).where("account_id", "=", accountId)
     .executeTakeFirst();
+  return row && toMessage(row);
 }
 
 export async function findMessageByWamid(
@@ -194,4 +193,83 @@ export async function updateMessageDetails(
     details: change.details,
     updated_at: change.updatedAt,
   }).where("id", "=", id).execute();
+}
+
+/** The row of a message: the one place a message's columns are written out. */
+export function toMessageRow(message: Message): MessageRow {
+  return {
+    id: message.id,
+    account_id: message.accountId,
+    conversation_id: message.conversationId,
+    contact_id: message.contactId,
+    channel_id: message.channelId,
+    direction: message.direction,
+    type: message.type,
+    content: toJson(message.content),
+    status: message.status,
+    wa_message_id: message.waMessageId,
+    error_code: message.errorCode,
+    error_message: message.errorMessage,
+    origin: message.origin,
+    sent_by_ai: message.sentByAi ? 1 : 0,
+    campaign_id: message.campaignId,
+    client_ref: message.clientRef,
+    media_id: message.mediaId,
+    media_key: message.mediaKey,
+    lane: message.lane,
+    context_wa_message_id: message.contextWaMessageId,
+    upstream_timestamp: message.upstreamAt,
+    details: Object.keys(message.details).length
+      ? toJson(message.details)
+      : null,
+    created_at: message.createdAt,
+    updated_at: message.updatedAt,
+  };
+}
+
+/** Stored content that is not JSON reads as `{}` (the API shows it empty, never fails). */
+function parseContent(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return {};
+  }
+}
+
+/** The message of a row (the inverse of toMessageRow). */
+export function toMessage(row: MessageRow): Message {
+  return {
+    id: row.id,
+    accountId: row.account_id,
+    conversationId: row.conversation_id,
+    contactId: row.contact_id,
+    channelId: row.channel_id,
+    direction: row.direction as MessageDirection,
+    type: row.type,
+    content: parseContent(row.content),
+    status: row.status as StoredMessageStatus,
+    waMessageId: row.wa_message_id,
+    errorCode: row.error_code,
+    errorMessage: row.error_message,
+    origin: row.origin,
+    sentByAi: row.sent_by_ai === 1,
+    campaignId: row.campaign_id,
+    clientRef: row.client_ref,
+    mediaId: row.media_id,
+    mediaKey: row.media_key,
+    lane: row.lane as MessageLane,
+    contextWaMessageId: row.context_wa_message_id,
+    upstreamAt: row.upstream_timestamp,
+    details: parseDetails(row.details),
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+  };
+}
+
+/** Inserts one message. */
+export async function insertMessage(
+  db: Executor,
+  message: Message,
+): Promise<void> {
+  await insertMessages(db, [toMessageRow(message)]);
 }

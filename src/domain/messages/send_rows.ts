@@ -2,7 +2,8 @@
 import { newId } from "../../ids.ts";
 import { toJson } from "../../db/json.ts";
 import { toDbTime } from "../../db/time.ts";
-import { type EnqueueInput, PRIORITY } from "../../jobs/queue.ts";
+import { PRIORITY } from "../../jobs/kinds.ts";
+import type { EnqueueInput } from "../../jobs/types.ts";
 import type { SendMessageInput } from "./outbound_schema.ts";
 import type { MessageRow } from "./message_repo.ts";
 import type { Admitted, Lane, SendContext } from "./send_admission_service.ts";

@@ -27,7 +27,7 @@ import {
   outboundRow,
   sendJobs,
 } from "./send_rows.ts";
-import { BatchPacer } from "./batch_pacer.ts";
+import { BatchPacer } from "./batch_pacer_service.ts";
 
 export type { AcceptedMessage } from "./send_rows.ts";
 export type { Lane } from "./send_admission_service.ts";

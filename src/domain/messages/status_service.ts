@@ -4,6 +4,7 @@ import { recordEvent } from "../events/event_service.ts";
 import {
   findMessageById,
   type MessageRow,
+  toMessage,
   transitionStatus,
 } from "./message_repo.ts";
 import { statusChangedPayload } from "./message_events.ts";
@@ -42,7 +43,7 @@ export async function recordStatusChange(
   await recordEvent(trx, {
     accountId: updated.account_id,
     type: "message.status_changed",
-    data: statusChangedPayload(updated, row.status),
+    data: statusChangedPayload(toMessage(updated), row.status),
     createdAt: change.now,
   });
   return true;

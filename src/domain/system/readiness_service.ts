@@ -1,6 +1,5 @@
-import { sql } from "kysely";
 import type { Db } from "../../db/schema.ts";
-import { migrationsCurrent } from "../../db/migrator.ts";
+import { migrationsApplied, pingDatabase } from "./readiness_repo.ts";
 
 export type Readiness =
   | { ready: true }
@@ -9,8 +8,8 @@ export type Readiness =
 /** Ready when the database answers and every migration has been applied. */
 export async function checkReadiness(deps: { db: Db }): Promise<Readiness> {
   try {
-    await sql`select 1`.execute(deps.db);
-    if (!(await migrationsCurrent(deps.db))) {
+    await pingDatabase(deps.db);
+    if (!(await migrationsApplied(deps.db))) {
       return { ready: false, reason: "migrations pending" };
     }
     return { ready: true };

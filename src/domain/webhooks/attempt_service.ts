@@ -5,8 +5,8 @@ import {
   findAttemptRow,
   pendingOfChain,
 } from "./delivery_repo.ts";
-import { sendAttempt, type SentAttempt } from "./attempt_send.ts";
-import { finish, record } from "./attempt_record.ts";
+import { sendAttempt, type SentAttempt } from "./attempt_send_service.ts";
+import { finish, record } from "./attempt_record_service.ts";
 import type { AttemptContext, AttemptDeps } from "./attempt.ts";
 
 export type { AttemptContext, AttemptDeps } from "./attempt.ts";

@@ -15,7 +15,7 @@ import {
   insertDeliveries,
   skipQueue,
 } from "./delivery_repo.ts";
-import { type SentAttempt } from "./attempt_send.ts";
+import { type SentAttempt } from "./attempt_send_service.ts";
 import { deliveryJobKey, NOT_ATTEMPTED, pendingRow } from "./delivery.ts";
 import { deliveryJob } from "./fanout_service.ts";
 import { AUTO_DISABLE_AFTER } from "./webhook.ts";

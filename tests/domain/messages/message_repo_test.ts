@@ -1,0 +1,78 @@
+import assert from "node:assert/strict";
+import { engineTest } from "../../_harness.ts";
+import { insertThread } from "../../http/_conversation_fixtures.ts";
+import type { Message } from "../../../src/domain/messages/message.ts";
+import {
+  findAccountMessage,
+  findMessageById,
+  insertMessage,
+  toMessage,
+  toMessageRow,
+} from "../../../src/domain/messages/message_repo.ts";
+
+function message(overrides: Partial<Message> = {}): Message {
+  return {
+    id: crypto.randomUUID(),
+    accountId: crypto.randomUUID(),
+    conversationId: crypto.randomUUID(),
+    contactId: crypto.randomUUID(),
+    channelId: crypto.randomUUID(),
+    direction: "outbound",
+    type: "text",
+    content: { body: "Hola" },
+    status: "queued",
+    waMessageId: "wamid.1",
+    errorCode: "131047",
+    errorMessage: "Re-engagement message",
+    origin: "external_api",
+    sentByAi: true,
+    campaignId: "camp_1",
+    clientRef: "order-1",
+    mediaId: "med_1",
+    mediaKey: "media/a/b",
+    lane: "batch",
+    contextWaMessageId: "wamid.quoted",
+    upstreamAt: "2026-11-20T11:59:00.000Z",
+    details: { forwarded: true, contextMessageId: "msg_quoted" },
+    createdAt: "2026-11-20T12:00:00.000Z",
+    updatedAt: "2026-11-20T12:00:01.000Z",
+    ...overrides,
+  };
+}
+
+Deno.test("toMessage() reads back every field toMessageRow() writes", () => {
+  const full = message();
+  const row = toMessageRow(full);
+  assert.equal(row.sent_by_ai, 1);
+  assert.equal(row.content, '{"body":"Hola"}');
+  assert.deepEqual(toMessage(row), full);
+  const bare = message({ details: {}, sentByAi: false, channelId: null });
+  assert.equal(toMessageRow(bare).details, null);
+  assert.deepEqual(toMessage(toMessageRow(bare)), bare);
+});
+
+Deno.test("toMessage() reads content that is not JSON as empty", () => {
+  const row = { ...toMessageRow(message()), content: "not json" };
+  assert.deepEqual(toMessage(row).content, {});
+});
+
+engineTest(
+  "insertMessage() stores a message that findAccountMessage() returns unchanged",
+  async (h) => {
+    const thread = await insertThread(h, { phoneNumber: "+5491122334455" });
+    const stored = message({
+      accountId: h.tenant.account.id,
+      channelId: h.tenant.channel.id,
+      ...thread,
+      content: [{ name: { formatted_name: "Ana" } }],
+      type: "contacts",
+    });
+    await insertMessage(h.container.db, stored);
+    assert.deepEqual(
+      await findAccountMessage(h.container.db, stored.accountId, stored.id),
+      stored,
+    );
+    const row = await findMessageById(h.container.db, stored.id);
+    assert.deepEqual({ ...row }, toMessageRow(stored));
+  },
+);
