@@ -33,17 +33,9 @@ export function layerOf(path: string): Layer {
   return "other";
 }
 
-/**
- * Files that may run SQL besides repos, the queue (src/jobs/queue.ts and its
- * queue_*.ts parts) and src/db/. Kept empty: an entry that runs no SQL any
- * more is reported, so the list cannot rot.
- */
-export const KNOWN_SQL_OUTSIDE_REPOS: ReadonlySet<string> = new Set([]);
-
 function mayRunSql(path: string): boolean {
   return layerOf(path) === "repo" || layerOf(path) === "db" ||
-    /^src\/jobs\/queue(_[a-z]+)?\.ts$/.test(path) ||
-    KNOWN_SQL_OUTSIDE_REPOS.has(path);
+    /^src\/jobs\/queue(_[a-z]+)?\.ts$/.test(path);
 }
 
 /** Formats and row types in src/db that do no I/O. */
@@ -222,15 +214,10 @@ export function checkLayers(files: ReadonlyMap<string, string>): string[] {
         `${file}:${line} has import() of a computed specifier: the layer check cannot follow it (use a string literal)`,
       );
     }
-    if (KNOWN_SQL_OUTSIDE_REPOS.has(file) && facts.sql.length === 0) {
-      problems.push(
-        `${file} runs no SQL any more: remove it from KNOWN_SQL_OUTSIDE_REPOS`,
-      );
-    }
     if (!mayRunSql(file)) {
       for (const use of facts.sql) {
         problems.push(
-          `${file}:${use.line} runs SQL (${use.what}): SQL lives in *_repo.ts, src/jobs/queue.ts and src/db/`,
+          `${file}:${use.line} runs SQL (${use.what}): SQL lives in *_repo.ts, the queue (src/jobs/queue*.ts) and src/db/`,
         );
       }
     }
