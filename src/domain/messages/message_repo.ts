@@ -60,8 +60,9 @@ function insertSqlFor(n: number): string {
 
 export async function insertMessages(
   db: Executor,
-  rows: MessageRow[],
+  messages: Message[],
 ): Promise<void> {
+  const rows = messages.map(toMessageRow);
   for (let i = 0; i < rows.length; i += INSERT_CHUNK) {
     const chunk = rows.slice(i, i + INSERT_CHUNK);
     const params = chunk.flatMap((row) => MESSAGE_COLUMNS.map((c) => row[c]));
@@ -271,5 +272,5 @@ export async function insertMessage(
   db: Executor,
   message: Message,
 ): Promise<void> {
-  await insertMessages(db, [toMessageRow(message)]);
+  await insertMessages(db, [message]);
 }

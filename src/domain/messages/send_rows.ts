@@ -1,11 +1,10 @@
 // What an accepted send becomes: its message row, its answer and its job.
 import { newId } from "../../ids.ts";
-import { toJson } from "../../db/json.ts";
 import { toDbTime } from "../../db/time.ts";
 import { PRIORITY } from "../../jobs/kinds.ts";
 import type { EnqueueInput } from "../../jobs/types.ts";
 import type { SendMessageInput } from "./outbound_schema.ts";
-import type { MessageRow } from "./message_repo.ts";
+import type { Message } from "./message.ts";
 import type { Admitted, Lane, SendContext } from "./send_admission_service.ts";
 
 /** The 201 body of POST /messages and the `message` of a queued batch item. */
@@ -20,58 +19,58 @@ export interface AcceptedMessage {
   createdAt: string;
 }
 
-/** The queued message row of an admitted send; `content` is contentOf(input). */
-export function outboundRow(
+/** The queued message of an admitted send; `content` is contentOf(input). */
+export function outboundMessage(
   ctx: SendContext,
   input: SendMessageInput,
   to: Admitted,
   content: Record<string, unknown>,
-): MessageRow {
+): Message {
   const nowIso = toDbTime(ctx.now);
   return {
     id: newId(ctx.now.getTime()),
-    account_id: ctx.accountId,
-    conversation_id: to.conversation.id,
-    contact_id: to.contact.id,
-    channel_id: to.channel.id,
+    accountId: ctx.accountId,
+    conversationId: to.conversation.id,
+    contactId: to.contact.id,
+    channelId: to.channel.id,
     direction: "outbound",
     type: input.type,
-    content: toJson(content),
+    content,
     status: "queued",
-    wa_message_id: null,
-    error_code: null,
-    error_message: null,
+    waMessageId: null,
+    errorCode: null,
+    errorMessage: null,
     origin: input.metadata?.origin ?? "external_api",
-    sent_by_ai: input.metadata?.sentByAi ? 1 : 0,
-    campaign_id: input.metadata?.campaignId ?? null,
-    client_ref: input.clientRef ?? null,
-    media_id: null,
-    media_key: null,
+    sentByAi: Boolean(input.metadata?.sentByAi),
+    campaignId: input.metadata?.campaignId ?? null,
+    clientRef: input.clientRef ?? null,
+    mediaId: null,
+    mediaKey: null,
     lane: ctx.lane,
-    context_wa_message_id: null,
-    upstream_timestamp: null,
-    details: null,
-    created_at: nowIso,
-    updated_at: nowIso,
+    contextWaMessageId: null,
+    upstreamAt: null,
+    details: {},
+    createdAt: nowIso,
+    updatedAt: nowIso,
   };
 }
 
-export function accepted(row: MessageRow): AcceptedMessage {
+export function accepted(message: Message): AcceptedMessage {
   return {
-    id: row.id,
-    conversationId: row.conversation_id,
+    id: message.id,
+    conversationId: message.conversationId,
     direction: "outbound",
-    type: row.type,
+    type: message.type,
     status: "queued",
     waMessageId: null,
-    clientRef: row.client_ref,
-    createdAt: row.created_at,
+    clientRef: message.clientRef,
+    createdAt: message.createdAt,
   };
 }
 
 /** One `message.send` job per row, at the lane's priority (batch jobs paced by `runAt`). */
 export function sendJobs(
-  rows: MessageRow[],
+  rows: Message[],
   lane: Lane,
   runAt?: Map<string, Date>,
 ): EnqueueInput[] {

@@ -13,7 +13,8 @@ import {
   parseSendMessage,
   previewOf,
 } from "./outbound.ts";
-import { insertMessages, type MessageRow } from "./message_repo.ts";
+import { insertMessages } from "./message_repo.ts";
+import type { Message } from "./message.ts";
 import { touchContactLastMessage } from "./send_repo.ts";
 import {
   admit,
@@ -24,7 +25,7 @@ import {
 import {
   accepted,
   type AcceptedMessage,
-  outboundRow,
+  outboundMessage,
   sendJobs,
 } from "./send_rows.ts";
 import { BatchPacer } from "./batch_pacer_service.ts";
@@ -50,9 +51,9 @@ function buildMessage(
   ctx: SendContext,
   input: SendMessageInput,
   to: Admitted,
-): { row: MessageRow; last: LastMessage } {
+): { row: Message; last: LastMessage } {
   const content = contentOf(input);
-  const row = outboundRow(ctx, input, to, content);
+  const row = outboundMessage(ctx, input, to, content);
   return {
     row,
     last: {
@@ -152,7 +153,7 @@ export async function acceptBatch(
   };
   const respectOptOut = input.respectOptOut ?? true;
   const items: BatchItem[] = [];
-  const rows: MessageRow[] = [];
+  const rows: Message[] = [];
   const pacer = new BatchPacer(ctx.now, deps.config.sendRatePerSecond);
   const runAt = new Map<string, Date>();
   const lastOf = new Map<string, LastMessage>();
