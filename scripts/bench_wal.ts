@@ -19,7 +19,10 @@
  * Printed per variant: process CPU (process.cpuUsage(), worker thread
  * included) per transaction, the COMMIT's wall time (p50, p99, max: node:sqlite
  * is synchronous, so the max is the longest event-loop stall), the largest WAL
- * file seen and the WAL at the end, and for `worker` the RSS the Worker added.
+ * file seen and the WAL at the end, the bytes the process wrote (/proc/self/io
+ * wchar: the WAL frames, the same in every variant, plus what the checkpoints
+ * copied back, the one figure the disk's noise does not move), and for
+ * `worker` the RSS the Worker added.
  * The rounds alternate the variants' order on a shared machine; compare the
  * variants within one run, not across runs.
  */
@@ -129,6 +132,12 @@ const VARIANTS: Variant[] = [
   },
 ];
 
+/** Bytes this process wrote through write(2)/pwrite(2): the WAL frames plus the checkpoints' copies. */
+function bytesWritten(): number {
+  const io = Deno.readTextFileSync("/proc/self/io");
+  return Number(/^wchar: (\d+)/m.exec(io)?.[1]);
+}
+
 function walSize(path: string): number {
   try {
     return Deno.statSync(`${path}-wal`).size;
@@ -173,6 +182,7 @@ async function runVariant(v: Variant, dir: string, round: number) {
 
   const commitUs: number[] = [];
   let walMax = 0;
+  const written0 = bytesWritten();
   const cpu0 = process.cpuUsage();
   const t0 = performance.now();
   for (let i = 0; i < tx; i++) {
@@ -195,6 +205,7 @@ async function runVariant(v: Variant, dir: string, round: number) {
   }
   const wallMs = performance.now() - t0;
   const cpu = process.cpuUsage(cpu0);
+  const written = bytesWritten() - written0;
   if (worker) await stopWorker(worker);
   walMax = Math.max(walMax, walSize(path));
   const walEnd = walSize(path);
@@ -214,6 +225,7 @@ async function runVariant(v: Variant, dir: string, round: number) {
     "in them ms":
       +(commitUs.filter((us) => us > 2000).reduce((a, b) => a + b, 0) / 1000)
         .toFixed(0),
+    "written MB": +(written / 1048576).toFixed(0),
     "wal max MB": +(walMax / 1048576).toFixed(1),
     "wal end MB": +(walEnd / 1048576).toFixed(1),
     ...(worker ? { "worker rss MB": +(rssWorker / 1048576).toFixed(1) } : {}),
