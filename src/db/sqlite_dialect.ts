@@ -72,9 +72,9 @@ export function openSqliteFile(path: string): DatabaseSync {
   // written many times between two checkpoints (index and job pages) is
   // copied once. scripts/bench_wal.ts (send-shaped transactions, one
   // process): 123 MB fewer bytes written per 20,000 transactions (of about
-  // 1.2 GB: the WAL frames are the same, the checkpoints' copies fewer), commit wall time
-  // 20-60 % lower; CPU and the longest stall are within the shared disk's
-  // noise. PASSIVE checkpoints from a Worker were no faster, added 4-10 MB
+  // 1.2 GB: the WAL frames are the same, the checkpoints' copies fewer),
+  // commit wall time 20-60 % lower; CPU and the longest stall are within the
+  // shared disk's noise. PASSIVE checkpoints from a Worker were no faster, added 4-10 MB
   // of RSS, and under steady writes never caught up (the WAL only restarts
   // once fully copied back) and held the checkpoint lock when the safety
   // net's ran, so the WAL reached 120 MB. After a checkpoint the WAL is
