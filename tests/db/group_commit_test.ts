@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { Kysely, sql, SqliteDialect, type Transaction } from "kysely";
 import { engineTest } from "../_harness.ts";
 import { GroupCommit } from "../../src/db/group_commit.ts";
+import { openDatabase } from "../../src/db/database.ts";
 import { AppError } from "../../src/errors.ts";
 import type { Database } from "../../src/db/schema.ts";
 import {
@@ -185,3 +186,40 @@ engineTest(
     assert.deepEqual(commits.stats, { groups: 2, units: 6, largest: 5 });
   },
 );
+
+Deno.test("a group a concurrent writer commits under still commits: the write lock is taken at begin", async () => {
+  const dir = await Deno.makeTempDir();
+  const { db } = openDatabase(`file:${dir}/a.db`);
+  // Another process on the same file (the admin CLI), here one that does
+  // not wait for the lock, so the test needs no timing.
+  const other = openSqliteFile(`${dir}/a.db`);
+  other.exec("pragma busy_timeout = 0");
+  try {
+    await sql`create table t (n integer)`.execute(db);
+    const group = new GroupCommit(db);
+    let cli: unknown = null;
+    await group.run(async (trx) => {
+      await sql`select count(*) from t`.execute(trx);
+      // Between the group's first read and its first write. With a deferred
+      // BEGIN this commit succeeded and the group's write then failed with
+      // "database is locked" (a stale snapshot, which busy_timeout cannot
+      // wait out), failing every unit of the group.
+      try {
+        other.exec("insert into t values (100)");
+      } catch (err) {
+        cli = err;
+      }
+      await sql`insert into t values (1)`.execute(trx);
+    });
+    assert.match(String(cli), /locked/, "the other writer waits for the group");
+    other.exec("insert into t values (100)");
+    const row = other.prepare("select count(*) as n from t").get() as {
+      n: number;
+    };
+    assert.equal(row.n, 2);
+  } finally {
+    other.close();
+    await db.destroy();
+    await Deno.remove(dir, { recursive: true });
+  }
+});
