@@ -223,3 +223,40 @@ Deno.test("a group a concurrent writer commits under still commits: the write lo
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("a unit error that ends the whole transaction (disk full) fails every unit of the group with that error, and nothing of it is stored", async () => {
+  const dir = await Deno.makeTempDir();
+  const { db } = openDatabase(`file:${dir}/a.db`);
+  try {
+    await sql`create table t (n integer, b blob)`.execute(db);
+    const pages = (await sql<{ page_count: number }>`pragma page_count`
+      .execute(db)).rows[0]!.page_count;
+    // The database cannot grow by more than a few pages: a "full disk".
+    await sql.raw(`pragma max_page_count = ${Number(pages) + 3}`).execute(db);
+    const group = new GroupCommit(db);
+    const settled = await Promise.allSettled([
+      group.run((trx) => sql`insert into t values (1, null)`.execute(trx)),
+      group.run((trx) =>
+        sql`insert into t values (2, randomblob(200000))`.execute(trx)
+      ),
+      group.run((trx) => sql`insert into t values (3, null)`.execute(trx)),
+    ]);
+    // SQLite rolled back the whole transaction on SQLITE_FULL: no unit of
+    // it committed, so none may be acknowledged, and each says why.
+    assert.deepEqual(settled.map((s) => s.status), [
+      "rejected",
+      "rejected",
+      "rejected",
+    ]);
+    for (const s of settled) {
+      assert.match(String((s as PromiseRejectedResult).reason), /full/);
+    }
+    assert.deepEqual((await sql`select n from t`.execute(db)).rows, []);
+    // The connection is left outside any transaction: the next group commits.
+    await group.run((trx) => sql`insert into t values (4, null)`.execute(trx));
+    assert.equal((await sql`select n from t`.execute(db)).rows.length, 1);
+  } finally {
+    await db.destroy();
+    await Deno.remove(dir, { recursive: true });
+  }
+});
