@@ -9,6 +9,20 @@ function templateSend(h: Harness, to: string, name = "greeting", params = 1) {
   };
 }
 
+/** Holds the group-commit writer until `open()`, so requests queue behind one transaction. */
+async function holdWriter(h: Harness) {
+  let open!: () => void;
+  const gate = new Promise<void>((resolve) => open = resolve);
+  let running!: () => void;
+  const started = new Promise<void>((resolve) => running = resolve);
+  const blocker = h.container.commits.run(async () => {
+    running();
+    await gate;
+  });
+  await started;
+  return { open, blocker };
+}
+
 engineTest(
   "sends that share a group commit fail alone with their own code; the others commit",
   async (h) => {
@@ -21,16 +35,7 @@ engineTest(
     });
     assert.equal(first.status, 201);
 
-    // Hold the writer, so the requests below queue behind one transaction.
-    let open!: () => void;
-    const gate = new Promise<void>((resolve) => open = resolve);
-    let running!: () => void;
-    const started = new Promise<void>((resolve) => running = resolve);
-    const blocker = h.container.commits.run(async () => {
-      running();
-      await gate;
-    });
-    await started;
+    const { open, blocker } = await holdWriter(h);
     const post = (body: unknown, headers: Record<string, string> = {}) =>
       h.request("POST", "/api/v2/messages", { body, headers });
     const pending = [
@@ -86,15 +91,7 @@ engineTest(
   "two requests with one new Idempotency-Key in one group: one sends, the other replays it or is refused",
   async (h) => {
     await seedTemplate(h);
-    let open!: () => void;
-    const gate = new Promise<void>((resolve) => open = resolve);
-    let running!: () => void;
-    const started = new Promise<void>((resolve) => running = resolve);
-    const blocker = h.container.commits.run(async () => {
-      running();
-      await gate;
-    });
-    await started;
+    const { open, blocker } = await holdWriter(h);
     const post = (to: string, key: string) =>
       h.request("POST", "/api/v2/messages", {
         body: templateSend(h, to),
