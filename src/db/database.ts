@@ -1,4 +1,6 @@
 import {
+  CompiledQuery,
+  type Driver,
   Kysely,
   SqliteAdapter,
   SqliteDialect,
@@ -33,7 +35,7 @@ export function openDatabase(
     if (path !== ":memory:") mkdirSync(dirname(path), { recursive: true });
     const raw = openSqliteFile(path);
     const db = new Kysely<Database>({
-      dialect: new SqliteDialect({ database: adaptNodeSqlite(raw) }),
+      dialect: new ImmediateSqliteDialect({ database: adaptNodeSqlite(raw) }),
     });
     return { db, engine: "sqlite" };
   }
@@ -61,4 +63,24 @@ export function openDatabase(
   throw new Error(
     `Cannot open database "${url}": use a file:, libsql:, http(s): or ws(s): URL`,
   );
+}
+
+const BEGIN_IMMEDIATE = CompiledQuery.raw("begin immediate");
+
+/**
+ * SQLite whose transactions take the write lock at BEGIN. Every transaction
+ * here writes; a deferred one first reads, and if another process (the admin
+ * CLI, a second server) commits before its first write, that write fails at
+ * once with "database is locked" (SQLITE_BUSY_SNAPSHOT: busy_timeout cannot
+ * help), failing a whole group commit. Taken at BEGIN, the lock waits for
+ * the other writer instead (busy_timeout), as libSQL's write transactions do.
+ */
+class ImmediateSqliteDialect extends SqliteDialect {
+  override createDriver(): Driver {
+    const driver = super.createDriver();
+    driver.beginTransaction = async (connection) => {
+      await connection.executeQuery(BEGIN_IMMEDIATE);
+    };
+    return driver;
+  }
 }

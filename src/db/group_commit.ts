@@ -74,6 +74,10 @@ export class GroupCommit {
     let group: Queued[] = [];
     const results:
       ({ ok: true; value: unknown } | { ok: false; err: unknown })[] = [];
+    // A unit error after which SQLite rolled back the whole transaction
+    // (disk full, I/O error): the cause every unit of the group fails with,
+    // not the "no transaction is active" of the rollbacks that follow.
+    let fatal: { err: unknown } | undefined;
     try {
       await this.#db.transaction().execute(async (trx) => {
         // Taken once the transaction has begun: the units that arrived while
@@ -89,7 +93,12 @@ export class GroupCommit {
             await trx.executeQuery(RELEASE);
             results.push({ ok: true, value });
           } catch (err) {
-            await trx.executeQuery(ROLLBACK_TO);
+            try {
+              await trx.executeQuery(ROLLBACK_TO);
+            } catch (lost) {
+              fatal = { err };
+              throw lost;
+            }
             await trx.executeQuery(RELEASE);
             results.push({ ok: false, err });
           }
@@ -98,7 +107,7 @@ export class GroupCommit {
     } catch (err) {
       // The transaction could not begin or commit: nothing of it is stored.
       if (group.length === 0) group = this.#queue.splice(0, MAX_UNITS);
-      for (const item of group) item.reject(err);
+      for (const item of group) item.reject(fatal ? fatal.err : err);
       return;
     }
     group.forEach((item, i) => {

@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { Kysely, sql, SqliteDialect, type Transaction } from "kysely";
 import { engineTest } from "../_harness.ts";
 import { GroupCommit } from "../../src/db/group_commit.ts";
+import { openDatabase } from "../../src/db/database.ts";
 import { AppError } from "../../src/errors.ts";
 import type { Database } from "../../src/db/schema.ts";
 import {
@@ -185,3 +186,77 @@ engineTest(
     assert.deepEqual(commits.stats, { groups: 2, units: 6, largest: 5 });
   },
 );
+
+Deno.test("a group a concurrent writer commits under still commits: the write lock is taken at begin", async () => {
+  const dir = await Deno.makeTempDir();
+  const { db } = openDatabase(`file:${dir}/a.db`);
+  // Another process on the same file (the admin CLI), here one that does
+  // not wait for the lock, so the test needs no timing.
+  const other = openSqliteFile(`${dir}/a.db`);
+  other.exec("pragma busy_timeout = 0");
+  try {
+    await sql`create table t (n integer)`.execute(db);
+    const group = new GroupCommit(db);
+    let cli: unknown = null;
+    await group.run(async (trx) => {
+      await sql`select count(*) from t`.execute(trx);
+      // Between the group's first read and its first write. With a deferred
+      // BEGIN this commit succeeded and the group's write then failed with
+      // "database is locked" (a stale snapshot, which busy_timeout cannot
+      // wait out), failing every unit of the group.
+      try {
+        other.exec("insert into t values (100)");
+      } catch (err) {
+        cli = err;
+      }
+      await sql`insert into t values (1)`.execute(trx);
+    });
+    assert.match(String(cli), /locked/, "the other writer waits for the group");
+    other.exec("insert into t values (100)");
+    const row = other.prepare("select count(*) as n from t").get() as {
+      n: number;
+    };
+    assert.equal(row.n, 2);
+  } finally {
+    other.close();
+    await db.destroy();
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("a unit error that ends the whole transaction (disk full) fails every unit of the group with that error, and nothing of it is stored", async () => {
+  const dir = await Deno.makeTempDir();
+  const { db } = openDatabase(`file:${dir}/a.db`);
+  try {
+    await sql`create table t (n integer, b blob)`.execute(db);
+    const pages = (await sql<{ page_count: number }>`pragma page_count`
+      .execute(db)).rows[0]!.page_count;
+    // The database cannot grow by more than a few pages: a "full disk".
+    await sql.raw(`pragma max_page_count = ${Number(pages) + 3}`).execute(db);
+    const group = new GroupCommit(db);
+    const settled = await Promise.allSettled([
+      group.run((trx) => sql`insert into t values (1, null)`.execute(trx)),
+      group.run((trx) =>
+        sql`insert into t values (2, randomblob(200000))`.execute(trx)
+      ),
+      group.run((trx) => sql`insert into t values (3, null)`.execute(trx)),
+    ]);
+    // SQLite rolled back the whole transaction on SQLITE_FULL: no unit of
+    // it committed, so none may be acknowledged, and each says why.
+    assert.deepEqual(settled.map((s) => s.status), [
+      "rejected",
+      "rejected",
+      "rejected",
+    ]);
+    for (const s of settled) {
+      assert.match(String((s as PromiseRejectedResult).reason), /full/);
+    }
+    assert.deepEqual((await sql`select n from t`.execute(db)).rows, []);
+    // The connection is left outside any transaction: the next group commits.
+    await group.run((trx) => sql`insert into t values (4, null)`.execute(trx));
+    assert.equal((await sql`select n from t`.execute(db)).rows.length, 1);
+  } finally {
+    await db.destroy();
+    await Deno.remove(dir, { recursive: true });
+  }
+});

@@ -9,6 +9,20 @@ function templateSend(h: Harness, to: string, name = "greeting", params = 1) {
   };
 }
 
+/** Holds the group-commit writer until `open()`, so requests queue behind one transaction. */
+async function holdWriter(h: Harness) {
+  let open!: () => void;
+  const gate = new Promise<void>((resolve) => open = resolve);
+  let running!: () => void;
+  const started = new Promise<void>((resolve) => running = resolve);
+  const blocker = h.container.commits.run(async () => {
+    running();
+    await gate;
+  });
+  await started;
+  return { open, blocker };
+}
+
 engineTest(
   "sends that share a group commit fail alone with their own code; the others commit",
   async (h) => {
@@ -21,16 +35,7 @@ engineTest(
     });
     assert.equal(first.status, 201);
 
-    // Hold the writer, so the requests below queue behind one transaction.
-    let open!: () => void;
-    const gate = new Promise<void>((resolve) => open = resolve);
-    let running!: () => void;
-    const started = new Promise<void>((resolve) => running = resolve);
-    const blocker = h.container.commits.run(async () => {
-      running();
-      await gate;
-    });
-    await started;
+    const { open, blocker } = await holdWriter(h);
     const post = (body: unknown, headers: Record<string, string> = {}) =>
       h.request("POST", "/api/v2/messages", { body, headers });
     const pending = [
@@ -79,5 +84,47 @@ engineTest(
       h.container.commits.stats.largest > 1,
       "the queued sends shared a transaction",
     );
+  },
+);
+
+engineTest(
+  "two requests with one new Idempotency-Key in one group: one sends, the other replays it or is refused",
+  async (h) => {
+    await seedTemplate(h);
+    const { open, blocker } = await holdWriter(h);
+    const post = (to: string, key: string) =>
+      h.request("POST", "/api/v2/messages", {
+        body: templateSend(h, to),
+        headers: { "Idempotency-Key": key },
+      });
+    const pending = [
+      post("+5491155550301", "same-body"),
+      post("+5491155550301", "same-body"),
+      post("+5491155550302", "other-body"),
+      post("+5491155550303", "other-body"),
+    ];
+    for (let i = 0; i < 20; i++) await new Promise((r) => setTimeout(r, 0));
+    open();
+    await blocker;
+    const res = await Promise.all(pending);
+    // The requests reach the writer in any order: per key, one is first.
+    const same = res.slice(0, 2);
+    assert.deepEqual(same.map((r) => r.status), [201, 201]);
+    assert.deepEqual(
+      same.map((r) => r.headers.get("idempotent-replayed")).sort(),
+      [null, "true"],
+      "one sends, the other replays it",
+    );
+    assert.deepEqual(same[0]!.body.data, same[1]!.body.data);
+    const other = res.slice(2);
+    assert.deepEqual(
+      other.map((r) => r.body?.error?.code ?? r.status).sort(),
+      [201, "IDEMPOTENCY_KEY_REUSED"],
+      "one sends, the other body is refused",
+    );
+    const jobs = await h.container.db.selectFrom("jobs").select("id")
+      .where("kind", "=", "message.send").execute();
+    assert.equal(jobs.length, 2, "one message per key");
+    assert.ok(h.container.commits.stats.largest > 1, "they shared a group");
   },
 );
