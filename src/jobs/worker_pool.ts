@@ -87,6 +87,8 @@ interface Running {
   released: boolean;
   /** Set once the handler completed the job in its own transaction. */
   completedIn: boolean;
+  /** Set once the handler returned or threw: only its settlement is left. */
+  handlerDone: boolean;
   beating: boolean;
   heartbeat?: ReturnType<typeof setTimeout>;
   beat?: Promise<void>;
@@ -181,7 +183,8 @@ export class WorkerPool {
 
   /**
    * Stops claiming and waits up to `timeoutMs` for running jobs; jobs still running then are
-   * released (available again, now, attempt not counted), their signals aborted, and it returns false.
+   * released (available again, now, attempt not counted), their signals aborted, and it returns false;
+   * a job whose handler already returned is not given back: drain waits for its settlement.
    */
   async drain(timeoutMs: number): Promise<boolean> {
     this.#stopping = true;
@@ -199,8 +202,16 @@ export class WorkerPool {
     if (finished) return true;
     const now = this.#clock.now();
     const given: Running[] = [];
+    // A job whose handler already ran is only waiting for its settlement
+    // (retried while the database struggles): giving it back would run its
+    // work, a send included, a second time. Wait for that settlement instead.
+    const settling: Promise<void>[] = [];
     for (const entry of this.#running.values()) {
       if (entry.released) continue;
+      if (entry.handlerDone) {
+        settling.push(entry.done);
+        continue;
+      }
       entry.released = true;
       entry.beating = false;
       clearTimeout(entry.heartbeat);
@@ -223,6 +234,7 @@ export class WorkerPool {
         err,
       });
     }
+    await Promise.all(settling);
     return false;
   }
 
@@ -361,6 +373,7 @@ export class WorkerPool {
       startedAt: this.#clock.now().getTime(),
       done: Promise.resolve(),
       released: false,
+      handlerDone: false,
       completedIn: false,
       beating: true,
     };
@@ -420,6 +433,7 @@ export class WorkerPool {
     } catch (err) {
       outcome = classify(err);
     }
+    entry.handlerDone = true;
     entry.beating = false;
     clearTimeout(entry.heartbeat);
     await entry.beat;

@@ -111,6 +111,47 @@ engineTest("two pools on one database run 500 jobs exactly once", async (h) => {
   }
 });
 
+engineTest(
+  "drain() does not give back a job whose handler ran and whose settlement is being retried",
+  async (h) => {
+    // The first settlement of a completed job fails (a database that
+    // struggles), so the settler retries it after a backoff longer than the
+    // drain timeout. Giving the job back then would run its work twice.
+    let failNextComplete = true;
+    const db = new Proxy(h.container.db, {
+      get(target, prop) {
+        const value = Reflect.get(target, prop, target);
+        if (prop !== "executeQuery") {
+          return typeof value === "function" ? value.bind(target) : value;
+        }
+        return (query: { sql: string }) => {
+          if (failNextComplete && query.sql.includes("'completed'")) {
+            failNextComplete = false;
+            return Promise.reject(new Error("database is locked"));
+          }
+          return target.executeQuery(query as never);
+        };
+      },
+    }) as Db;
+    let runs = 0;
+    const p = pool(h, {
+      "t.once": () => {
+        runs++;
+        return Promise.resolve();
+      },
+    }, { db });
+    const id = await add(db, h, { kind: "t.once" });
+    p.start();
+    await waitFor(() => runs === 1 && !failNextComplete, {
+      what: "the handler to run and its first settlement to fail",
+    });
+    assert.equal(await p.drain(20), false);
+    const r = await row(db, id);
+    assert.equal(r.state, "completed");
+    assert.equal(runs, 1);
+  },
+);
+
 engineTest("drain() releases a job still running at the timeout", async (h) => {
   const db = h.container.db;
   let aborted = false;
