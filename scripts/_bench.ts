@@ -85,13 +85,20 @@ async function waitForFile(path: string, child: Deno.ChildProcess) {
 }
 
 /** Starts `deno run -A main.ts dev` in a temp DATA_DIR and returns its credentials (with a 1e8/min key). */
+/** Extra deno flags for the server under test, from BENCH_SERVER_FLAGS. */
+export function serverFlags(): string[] {
+  return (Deno.env.get("BENCH_SERVER_FLAGS") ?? "").split(/\s+/)
+    .filter((f) => f !== "");
+}
+
 export async function startDevServer(
   opts: { env?: Record<string, string> } = {},
 ): Promise<DevServer> {
   const dataDir = await Deno.makeTempDir({ prefix: "bmbench-" });
   const port = freePort();
   const child = new Deno.Command(Deno.execPath(), {
-    args: ["run", "-A", "main.ts", "dev"],
+    // e.g. BENCH_SERVER_FLAGS="--cpu-prof --cpu-prof-dir=/tmp/prof"
+    args: ["run", "-A", ...serverFlags(), "main.ts", "dev"],
     cwd: ROOT,
     env: {
       PORT: String(port),

@@ -16,7 +16,7 @@ import {
   startServer,
   within,
 } from "../tests/e2e/_process.ts";
-import type { Json } from "./_bench.ts";
+import { type Json, serverFlags } from "./_bench.ts";
 
 const APP_SECRET = "bench-app-secret";
 const ACCOUNT = "bench";
@@ -157,10 +157,12 @@ export async function startServeBench(options: {
       ...["--rate-limit", "100000000", "--name", "bench"],
     ]);
     await options.prepare?.(cli);
-    // e.g. BENCH_SERVER_FLAGS="--cpu-prof --cpu-prof-dir=/tmp/prof"
-    const denoFlags = (Deno.env.get("BENCH_SERVER_FLAGS") ?? "").split(/\s+/)
-      .filter(Boolean);
-    server = await startServer({ env, port, dataDir, denoFlags });
+    server = await startServer({
+      env,
+      port,
+      dataDir,
+      denoFlags: serverFlags(),
+    });
     if (canPin) {
       const pinned = await pin(server.proc.child.pid, `${SERVER_CORE}`) &&
         await pin(sim.proc.child.pid, `${OTHER_CORE}`);
