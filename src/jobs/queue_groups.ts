@@ -1,6 +1,6 @@
 /**
- * Job groups capped in flight (a webhook subscription's attempts): how much
- * one claim may take, and parking the backlog of a group held at its cap.
+ * Job groups capped in flight (a webhook subscription's attempts): the order
+ * a claim visits them in, and parking the backlog of a group held at its cap.
  */
 import { sql } from "kysely";
 import type { Db, Executor } from "../db/schema.ts";
