@@ -7,6 +7,7 @@ import * as m0004 from "./0004_contact_identities.ts";
 import * as m0005 from "./0005_token_last_used.ts";
 import * as m0006 from "./0006_social.ts";
 import * as m0007 from "./0007_cache_epoch.ts";
+import * as m0008 from "./0008_jobs_ungrouped_idx.ts";
 
 export const migrations: Record<string, Migration> = {
   "0001_initial": m0001,
@@ -16,4 +17,5 @@ export const migrations: Record<string, Migration> = {
   "0005_token_last_used": m0005,
   "0006_social": m0006,
   "0007_cache_epoch": m0007,
+  "0008_jobs_ungrouped_idx": m0008,
 };

@@ -5,7 +5,11 @@ import { fromJson, toJson } from "../db/json.ts";
 import { addMs, toDbTime } from "../db/time.ts";
 import { newId } from "../ids.ts";
 import { backoffMs } from "./retry_policy.ts";
-import { claimPlan } from "./queue_groups.ts";
+import {
+  type GroupLimits,
+  type RingMember,
+  ringOrder,
+} from "./queue_groups.ts";
 import { LAST_ATTEMPT_SQL, PAST_LAST_ATTEMPT_SQL } from "./attempts.ts";
 import {
   DEFAULT_MAX_ATTEMPTS,
@@ -184,10 +188,10 @@ export interface ClaimOptions {
   lanes?: readonly number[];
   /**
    * Caps jobs in flight per group: a group with `cap` running is skipped, and
-   * no group gets more than `cap - running` (see claimPlan). Jobs without a
-   * group are not capped.
+   * no group gets more than `cap - running` (see claimGrouped). Jobs without
+   * a group are not capped.
    */
-  groups?: { cap: number; running: ReadonlyMap<string, number> };
+  groups?: GroupLimits;
   /**
    * Look for a due job before the claiming update (the default). A pool
    * whose last claim came back full passes false: there is more.
@@ -203,14 +207,14 @@ export interface ClaimOptions {
 }
 
 /**
- * The condition of a claimable job (due, in the pool's lanes and kinds, in
- * `only` or not in `skip`) as SQL text and its parameters. Written by hand,
+ * The condition of a claimable job (due, in the pool's lanes and kinds, and
+ * of `group`: a key, null for none, any without it) as SQL text and its parameters. Written by hand,
  * not with the query builder: the pool claims many times a second.
  */
 function dueCondition(
   opts: ClaimOptions,
   now: string,
-  groups: { skip?: string[]; only?: string } = {},
+  group?: RingMember,
 ): { text: string; params: unknown[] } {
   const params: unknown[] = [now];
   let text = "state in ('available', 'retryable') and run_at <= ?";
@@ -228,21 +232,17 @@ function dueCondition(
     text += " and priority <= ?";
     params.push(opts.maxPriority);
   }
-  if (groups.only !== undefined) {
+  if (group === null) text += " and group_key is null";
+  else if (group !== undefined) {
     text += " and group_key = ? and group_key is not null";
-    params.push(groups.only);
-  } else if (groups.skip?.length) {
-    text += ` and (group_key is null or group_key not in (${
-      groups.skip.map(() => "?").join(", ")
-    }))`;
-    params.push(...groups.skip);
+    params.push(group);
   }
   return { text, params };
 }
 
 /**
  * Claims up to `limit` due jobs, most urgent first, each with a fresh lease
- * token; with `groups`, no group past its cap (see claimPlan).
+ * token; with `groups`, no group past its cap (see claimGrouped).
  */
 export async function claim(db: Db, opts: ClaimOptions): Promise<JobRow[]> {
   if (
@@ -250,21 +250,60 @@ export async function claim(db: Db, opts: ClaimOptions): Promise<JobRow[]> {
   ) {
     return [];
   }
-  const plan = claimPlan(opts);
-  const jobs = await claimWhere(db, opts, plan.limit, { skip: plan.skip });
-  for (const [group, allowance] of plan.tight) {
-    const room = opts.limit - jobs.length;
-    if (room <= 0) break;
-    jobs.push(
-      ...await claimWhere(db, opts, Math.min(allowance, room), {
-        only: group,
-      }),
-    );
-  }
+  const jobs = opts.groups
+    ? await claimGrouped(db, opts, opts.groups)
+    : await claimWhere(db, opts, opts.limit);
   // RETURNING does not keep the subquery's order.
   return jobs.sort((a, b) =>
     a.priority - b.priority || a.runAt.localeCompare(b.runAt)
   );
+}
+
+/** A claimable group: its jobs' state, as in jobs_group_idx, whose order skip-scans it. */
+const GROUPED = "state in ('available', 'retryable') and group_key is not null";
+
+/**
+ * Every group key with available or retryable jobs, ascending: one seek in
+ * jobs_group_idx per group (the next key after the last), however long each
+ * group's backlog. Due or not is left to each group's own claim.
+ */
+const GROUP_KEYS_SQL = `with recursive g(k) as (
+    select (select group_key from jobs where ${GROUPED}
+      order by group_key limit 1)
+    union all
+    select (select group_key from jobs where ${GROUPED} and group_key > g.k
+      order by group_key limit 1)
+    from g where g.k is not null)
+  select k from g where k is not null`;
+
+/**
+ * A capped claim, one group at a time, so it never reads the backlog of a
+ * full group: the groups with work come from a skip-scan of jobs_group_idx,
+ * and each group with room (and the jobs without a group, through
+ * jobs_ungrouped_idx) is claimed with its own statement, up to its room,
+ * in priority then run_at order. Members are visited around the ring from
+ * `groups.after`, so slots fewer than the room go to each group in turn.
+ */
+async function claimGrouped(
+  db: Db,
+  opts: ClaimOptions,
+  groups: GroupLimits,
+): Promise<JobRow[]> {
+  const { rows } = await db.executeQuery<{ k: string }>(
+    CompiledQuery.raw(GROUP_KEYS_SQL, []),
+  );
+  const jobs: JobRow[] = [];
+  const probing = { ...opts, probe: true };
+  for (const member of ringOrder(rows.map((r) => r.k), groups.after)) {
+    const left = opts.limit - jobs.length;
+    if (left <= 0) break;
+    const room = member === null
+      ? left
+      : Math.min(left, groups.cap - (groups.running.get(member) ?? 0));
+    if (room <= 0) continue;
+    jobs.push(...await claimWhere(db, probing, room, member));
+  }
+  return jobs;
 }
 
 /** What a claimer reads of its jobs (toJobRow). */
@@ -294,10 +333,10 @@ async function claimWhere(
   db: Db,
   opts: ClaimOptions,
   limit: number,
-  groups: { skip?: string[]; only?: string },
+  group?: RingMember,
 ): Promise<JobRow[]> {
   const now = toDbTime(opts.now);
-  const due = dueCondition(opts, now, groups);
+  const due = dueCondition(opts, now, group);
   // An UPDATE that matches nothing still takes the write lock and costs as
   // much as a small write; an idle or woken-for-nothing pool asks first
   // (a pool whose last claim came back full knows there is more).
@@ -311,7 +350,7 @@ async function claimWhere(
   const picked = pick(
     due,
     limit,
-    groups.only === undefined ? opts.reserve : undefined,
+    group === undefined ? opts.reserve : undefined,
   );
   // **A job is claimed by exactly one worker: the select and the update are ONE statement, so
   // SQLite's single writer (or sqld's) serialises two claimers and the second sees `running`.**

@@ -1,6 +1,6 @@
 /**
- * Job groups capped in flight (a webhook subscription's attempts): how much
- * one claim may take, and parking the backlog of a group held at its cap.
+ * Job groups capped in flight (a webhook subscription's attempts): the order
+ * a claim visits them in, and parking the backlog of a group held at its cap.
  */
 import { sql } from "kysely";
 import type { Db, Executor } from "../db/schema.ts";
@@ -12,30 +12,48 @@ export interface GroupLimits {
   cap: number;
   /** Running jobs per group key. */
   running: ReadonlyMap<string, number>;
+  /**
+   * Where the last claim started in the ring of groups (see ringOrder): the
+   * next one starts just after it, so no group starves when a claim has
+   * fewer slots than the groups have room.
+   */
+  after?: RingMember | undefined;
+}
+
+/** A group key, or null for the jobs without a group (first in the ring). */
+export type RingMember = string | null;
+
+/**
+ * The members of the ring [null, ...keys in ascending order] in the order a
+ * claim visits them: starting just after `after` (from the start without
+ * it) and wrapping around. `keys` must be sorted and without null.
+ */
+export function ringOrder(
+  keys: readonly string[],
+  after: RingMember | undefined,
+): RingMember[] {
+  if (after === undefined) return [null, ...keys];
+  if (after === null) return [...keys, null];
+  return [
+    ...keys.filter((k) => k > after),
+    null,
+    ...keys.filter((k) => k <= after),
+  ];
 }
 
 /**
- * How a capped claim is split. The main claim takes up to `limit` (never more
- * than `cap`, which a group not running yet may fill) and leaves out every
- * group that could not take that many: the full ones, and the `tight` ones
- * (fewer than `limit` slots left), which are claimed one by one with their
- * own allowance. So no group passes its cap, and a group near it never
- * shrinks the claims of the others.
+ * The `after` for the next claim: the first member this claim took jobs
+ * from, in its visiting order (unchanged when it took none).
  */
-export function claimPlan(
-  opts: { limit: number; groups?: GroupLimits | undefined },
-): { limit: number; skip: string[]; tight: Array<[string, number]> } {
-  if (!opts.groups) return { limit: opts.limit, skip: [], tight: [] };
-  const { cap, running } = opts.groups;
-  const limit = Math.min(opts.limit, cap);
-  const skip: string[] = [];
-  const tight: Array<[string, number]> = [];
-  for (const [group, n] of running) {
-    if (cap - n >= limit) continue;
-    skip.push(group);
-    if (n < cap) tight.push([group, cap - n]);
-  }
-  return { limit, skip, tight };
+export function nextAfter(
+  after: RingMember | undefined,
+  claimed: Iterable<{ groupKey: string | null }>,
+): RingMember | undefined {
+  const members = new Set<RingMember>();
+  for (const job of claimed) members.add(job.groupKey);
+  if (members.size === 0) return after;
+  const keys = [...members].filter((m): m is string => m !== null).sort();
+  return ringOrder(keys, after).find((m) => members.has(m));
 }
 
 /**
@@ -109,6 +127,7 @@ export class GroupCap {
   #log: Logger;
   #averageMs = new Map<string, number>();
   #tended = new Map<string, Tended>();
+  #after: RingMember | undefined;
 
   constructor(cap: number, deps: { db: Db; log: Logger }) {
     this.cap = cap;
@@ -124,7 +143,12 @@ export class GroupCap {
         counts.set(job.groupKey, (counts.get(job.groupKey) ?? 0) + 1);
       }
     }
-    return { cap: this.cap, running: counts };
+    return { cap: this.cap, running: counts, after: this.#after };
+  }
+
+  /** Moves the ring past the first group `claimed` took jobs from. */
+  claimed(claimed: Iterable<JobRow>): void {
+    this.#after = nextAfter(this.#after, claimed);
   }
 
   /** Records how long one of the group's jobs ran. */

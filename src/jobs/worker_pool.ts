@@ -14,7 +14,7 @@ import type { Clock } from "../clock.ts";
 import type { Logger } from "../log.ts";
 import type { Db, Executor } from "../db/schema.ts";
 import { addMs } from "../db/time.ts";
-import { claimPlan, GroupCap } from "./queue_groups.ts";
+import { GroupCap } from "./queue_groups.ts";
 import {
   claim,
   complete,
@@ -175,6 +175,7 @@ export class WorkerPool {
         ...this.#groupCap(),
       });
       if (jobs.length === 0) break;
+      this.#groups?.claimed(jobs);
       ran += jobs.length;
       await Promise.all(jobs.map((job) => this.#start(job)));
     }
@@ -314,23 +315,19 @@ export class WorkerPool {
       for (const job of jobs) this.#start(job);
       return this.#lastFull;
     }
-    let jobs = open > 0
-      ? await claim(this.#db, { ...base, limit: open, probe })
-      : [];
-    // A group cap can hold one claim below the free slots; claim again (with
-    // the jobs just started counted) while claims come back full.
-    const { limit } = claimPlan({ ...base, limit: open });
-    this.#lastFull = jobs.length >= limit && limit > 0;
-    if (limit < open && this.#lastFull) {
-      for (const job of jobs) this.#start(job);
-      return true;
-    }
+    // A capped claim visits every group with room, so one that comes back
+    // short of the slots means nothing more is claimable now.
+    let jobs = open > 0 ? await claim(this.#db, { ...base, limit: open }) : [];
+    this.#groups.claimed(jobs);
+    this.#lastFull = jobs.length === open && open > 0;
     if (jobs.length === open && open < free) {
       const urgent = await claim(this.#db, {
         ...base,
+        ...this.#groupCap(jobs), // the jobs just claimed count too
         limit: free - open,
         maxPriority: PRIORITY.inbound,
       });
+      this.#groups.claimed(urgent);
       jobs = jobs.concat(urgent);
     }
     for (const job of jobs) this.#start(job);
@@ -341,11 +338,13 @@ export class WorkerPool {
   }
 
   /** The claim option that keeps each group under maxPerGroup (none without a cap). */
-  #groupCap(): { groups?: ReturnType<GroupCap["limits"]> } {
+  #groupCap(
+    claimed: readonly JobRow[] = [],
+  ): { groups?: ReturnType<GroupCap["limits"]> } {
     if (!this.#groups) return {};
     return {
       groups: this.#groups.limits(
-        [...this.#running.values()].map((r) => r.job),
+        [...this.#running.values()].map((r) => r.job).concat(claimed),
       ),
     };
   }

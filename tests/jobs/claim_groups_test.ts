@@ -11,7 +11,11 @@ import {
   enqueueUnchecked,
   PRIORITY,
 } from "../../src/jobs/queue.ts";
-import { claimPlan, parkGroup } from "../../src/jobs/queue_groups.ts";
+import {
+  nextAfter,
+  parkGroup,
+  ringOrder,
+} from "../../src/jobs/queue_groups.ts";
 import { WorkerPool } from "../../src/jobs/worker_pool.ts";
 import { JobInsertHook } from "../../src/db/job_insert_hook.ts";
 
@@ -26,34 +30,21 @@ function jobs(kind: string, n: number, extra: Record<string, unknown> = {}) {
   }));
 }
 
-Deno.test("claimPlan() leaves full and nearly full groups out of the main claim and gives the latter their own", () => {
-  const running = (entries: Array<[string, number]>) => new Map(entries);
-  assert.deepEqual(claimPlan({ limit: 20 }), {
-    limit: 20,
-    skip: [],
-    tight: [],
-  }, "no groups, no cap");
+Deno.test("ringOrder() visits every member once, from just after the last start, wrapping around", () => {
+  const keys = ["a", "b", "c"];
+  assert.deepEqual(ringOrder(keys, undefined), [null, "a", "b", "c"]);
+  assert.deepEqual(ringOrder(keys, null), ["a", "b", "c", null]);
+  assert.deepEqual(ringOrder(keys, "a"), ["b", "c", null, "a"]);
+  assert.deepEqual(ringOrder(keys, "c"), [null, "a", "b", "c"]);
   assert.deepEqual(
-    claimPlan({ limit: 20, groups: { cap: 4, running: running([]) } }),
-    { limit: 4, skip: [], tight: [] },
-    "a group not running yet can take the whole cap",
+    ringOrder(keys, "bb"),
+    ["c", null, "a", "b"],
+    "a start that has since left the ring",
   );
-  assert.deepEqual(
-    claimPlan({
-      limit: 20,
-      groups: { cap: 4, running: running([["a", 4], ["b", 1], ["c", 0]]) },
-    }),
-    { limit: 4, skip: ["a", "b"], tight: [["b", 3]] },
-    "a is full; b has 3 slots, fewer than the claim, so it is claimed alone",
-  );
-  assert.deepEqual(
-    claimPlan({
-      limit: 2,
-      groups: { cap: 16, running: running([["a", 10]]) },
-    }),
-    { limit: 2, skip: [], tight: [] },
-    "a still has room for a whole claim",
-  );
+  const job = (groupKey: string | null) => ({ groupKey });
+  assert.equal(nextAfter("a", [job("a"), job("c")]), "c", "c came first");
+  assert.equal(nextAfter("a", [job(null), job("a")]), null);
+  assert.equal(nextAfter("b", []), "b", "nothing claimed: unchanged");
 });
 
 engineTest(
