@@ -1,0 +1,233 @@
+/** Settling claimed jobs under their lease tokens: complete, fail, release (one statement for many), and the heartbeat. */
+import { CompiledQuery } from "kysely";
+import type { Executor } from "../db/schema.ts";
+import { addMs, toDbTime } from "../db/time.ts";
+import { backoffMs } from "./retry_policy.ts";
+import { LAST_ATTEMPT_SQL } from "./attempts.ts";
+import type { ClaimedJob, FailOutcome, JobLease } from "./types.ts";
+
+/** Longest error text kept per attempt. */
+const MAX_ERROR_CHARS = 2_000;
+
+/** An error text cut to MAX_ERROR_CHARS. */
+export function clip(error: string): string {
+  return error.length > MAX_ERROR_CHARS
+    ? `${error.slice(0, MAX_ERROR_CHARS)}…`
+    : error;
+}
+
+/**
+ * Settling is batched: completing, failing or releasing any number of jobs is
+ * one statement of each kind. Each job still proves its lease: the update
+ * joins the job table on (id, lease_token) from a JSON list of the jobs, so a
+ * job whose lease was lost (expired and rescued, or released) is left as it
+ * is and missing from the answer while the others settle. The SQL is written
+ * once, not compiled per call, since the worker pool runs it for every job.
+ */
+const SETTLE_FROM = (columns: string) =>
+  `from (select ${columns} from json_each(?)) as s
+    where jobs.id = s.id and jobs.lease_token = s.token and jobs.state = 'running'`;
+
+const COMPLETE_SQL = `update jobs
+    set state = 'completed', finalized_at = ?, locked_until = null,
+        lease_token = null, updated_at = ?
+    ${SETTLE_FROM("value ->> 0 as id, value ->> 1 as token")}
+    returning jobs.id`;
+
+// A failure is final when it is permanent or the attempt was the last (LAST_ATTEMPT).
+const FINAL = `(s.permanent = 1 or ${LAST_ATTEMPT_SQL})`;
+const FAIL_SQL = `update jobs
+    set state = case when ${FINAL} then 'discarded' else 'retryable' end,
+        run_at = case when ${FINAL} then jobs.run_at else s.retry_at end,
+        finalized_at = case when ${FINAL} then ?1 else null end,
+        errors = json_insert(jobs.errors, '$[#]',
+          json_object('at', ?1, 'attempt', jobs.attempt, 'error', s.error)),
+        locked_until = null,
+        lease_token = null,
+        updated_at = ?1
+    ${
+  SETTLE_FROM(`value ->> 0 as id, value ->> 1 as token, value ->> 2 as error,
+      value ->> 3 as permanent, value ->> 4 as retry_at`).replace("?", "?2")
+}
+    returning jobs.id, jobs.state`;
+
+const RELEASE_SQL = `update jobs
+    set state = 'available',
+        attempt = max(jobs.attempt - 1, 0),
+        run_at = s.run_at,
+        errors = case when s.note is null then jobs.errors
+          else json_insert(jobs.errors, '$[#]',
+            json_object('at', ?1, 'attempt', jobs.attempt, 'error', s.note)) end,
+        locked_until = null,
+        lease_token = null,
+        updated_at = ?1
+    ${
+  SETTLE_FROM(
+    "value ->> 0 as id, value ->> 1 as token, value ->> 2 as run_at, value ->> 3 as note",
+  ).replace("?", "?2")
+}
+    returning jobs.id`;
+
+async function settleRows<R>(
+  db: Executor,
+  text: string,
+  params: unknown[],
+): Promise<R[]> {
+  const r = await db.executeQuery<R>(CompiledQuery.raw(text, params));
+  return r.rows;
+}
+
+/** Marks jobs completed in one statement; returns the ids completed (a job without its lease is left out). */
+export async function completeMany(
+  db: Executor,
+  jobs: readonly JobLease[],
+  now: Date,
+): Promise<Set<string>> {
+  if (jobs.length === 0) return new Set();
+  const at = toDbTime(now);
+  const list = JSON.stringify(jobs.map((j) => [j.id, j.leaseToken]));
+  const rows = await settleRows<{ id: string }>(db, COMPLETE_SQL, [
+    at,
+    at,
+    list,
+  ]);
+  return new Set(rows.map((r) => r.id));
+}
+
+/** Marks a job completed; false when the lease was lost (expired and rescued, or released). */
+export async function complete(
+  db: Executor,
+  job: JobLease,
+  now: Date,
+): Promise<boolean> {
+  return (await completeMany(db, [job], now)).has(job.id);
+}
+
+export interface FailOptions {
+  error: string;
+  /** False for permanent errors: the job is discarded at once. */
+  retryable: boolean;
+  /** When to retry; defaults to now + backoffMs(attempt). */
+  retryAt?: Date;
+  now: Date;
+}
+
+/** One job's failed attempt, for failMany(). */
+export interface Failure {
+  job: ClaimedJob;
+  error: string;
+  retryable: boolean;
+  /** @default now + backoffMs(attempt) */
+  retryAt?: Date;
+}
+
+/**
+ * Records failed attempts in one statement: each job retryable until its last
+ * attempt, then discarded (at once for a permanent error), its error
+ * appended. Returns each job's new state by id; a job without its lease is "lost".
+ */
+export async function failMany(
+  db: Executor,
+  failures: readonly Failure[],
+  now: Date,
+): Promise<Map<string, FailOutcome>> {
+  const out = new Map<string, FailOutcome>(
+    failures.map((f) => [f.job.id, "lost"]),
+  );
+  if (failures.length === 0) return out;
+  const list = JSON.stringify(failures.map((f) => [
+    f.job.id,
+    f.job.leaseToken,
+    clip(f.error),
+    f.retryable ? 0 : 1,
+    toDbTime(f.retryAt ?? addMs(now, backoffMs(f.job.attempt))),
+  ]));
+  const rows = await settleRows<{ id: string; state: FailOutcome }>(
+    db,
+    FAIL_SQL,
+    [toDbTime(now), list],
+  );
+  for (const r of rows) out.set(r.id, r.state);
+  return out;
+}
+
+/** Records a failed attempt: retryable until `max_attempts`, then discarded; "lost" without the lease. */
+export async function fail(
+  db: Executor,
+  job: ClaimedJob,
+  opts: FailOptions,
+): Promise<FailOutcome> {
+  const failure: Failure = {
+    job,
+    error: opts.error,
+    retryable: opts.retryable,
+    ...(opts.retryAt ? { retryAt: opts.retryAt } : {}),
+  };
+  return (await failMany(db, [failure], opts.now)).get(job.id)!;
+}
+
+export interface ReleaseOptions {
+  runAt: Date;
+  now: Date;
+  /** Appended to `errors` (e.g. "Released at shutdown") so the history shows the lost run. */
+  note?: string;
+}
+
+/** One job given back, for releaseMany(). */
+export interface Release {
+  job: JobLease;
+  runAt: Date;
+  note?: string;
+}
+
+/** Gives jobs back without counting the attempt, in one statement; returns the ids released. */
+export async function releaseMany(
+  db: Executor,
+  releases: readonly Release[],
+  now: Date,
+): Promise<Set<string>> {
+  if (releases.length === 0) return new Set();
+  const list = JSON.stringify(releases.map((r) => [
+    r.job.id,
+    r.job.leaseToken,
+    toDbTime(r.runAt),
+    r.note === undefined ? null : clip(r.note),
+  ]));
+  const rows = await settleRows<{ id: string }>(db, RELEASE_SQL, [
+    toDbTime(now),
+    list,
+  ]);
+  return new Set(rows.map((r) => r.id));
+}
+
+/** Gives a job back without counting the attempt (snooze, shutdown); false without the lease. */
+export async function release(
+  db: Executor,
+  job: JobLease,
+  opts: ReleaseOptions,
+): Promise<boolean> {
+  const one: Release = {
+    job,
+    runAt: opts.runAt,
+    ...(opts.note === undefined ? {} : { note: opts.note }),
+  };
+  return (await releaseMany(db, [one], opts.now)).has(job.id);
+}
+
+/** Pushes a running job's lease to `until` (heartbeat); false when the lease was lost. */
+export async function extendLease(
+  db: Executor,
+  job: JobLease,
+  opts: { until: Date; now: Date },
+): Promise<boolean> {
+  const r = await db.updateTable("jobs")
+    .set({
+      locked_until: toDbTime(opts.until),
+      updated_at: toDbTime(opts.now),
+    })
+    .where("id", "=", job.id)
+    .where("lease_token", "=", job.leaseToken)
+    .where("state", "=", "running")
+    .executeTakeFirst();
+  return Number(r.numUpdatedRows) === 1;
+}
