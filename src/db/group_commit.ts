@@ -22,7 +22,7 @@ const ROLLBACK_TO = CompiledQuery.raw("rollback to group_unit");
 /**
  * Group commit: the first unit that finds the writer idle starts a
  * transaction at once; units that arrive while a transaction runs (the
- * HTTP requests and job settlements of that moment) wait and are committed
+ * sends and webhook attempt records of that moment) wait and are committed
  * together in the next one, each inside its own savepoint, so one unit's
  * failure (an AppError thrown by a rule, a constraint violation) rolls back
  * that unit alone and rejects only its promise. No timer: under load a
