@@ -4,7 +4,6 @@ import type { Db, Executor, JobsTable } from "../db/schema.ts";
 import { fromJson, toJson } from "../db/json.ts";
 import { addMs, toDbTime } from "../db/time.ts";
 import { newId } from "../ids.ts";
-import { prepared } from "../db/prepared.ts";
 import {
   type GroupLimits,
   type RingMember,
@@ -172,17 +171,10 @@ const JOB_COLUMNS = Object.keys(
   toRow({ kind: "", priority: 0, payload: null }, new Date(0)),
 ) as (keyof JobsTable)[];
 
-/** The insert of one job row (every column bound), compiled once. */
-const insertJobRow = prepared<keyof JobsTable, unknown>((db, p) =>
-  db.insertInto("jobs")
-    .values(
-      // Placeholders in every column; prepared() binds the row to them.
-      Object.fromEntries(
-        JOB_COLUMNS.map((c) => [c, p(c)]),
-      ) as unknown as JobsTable,
-    )
-    .onConflict((oc) => oc.doNothing())
-);
+/** The insert of one job row, written once: no query building per send. */
+const INSERT_JOB_SQL = `insert into jobs (${JOB_COLUMNS.join(", ")}) values (${
+  JOB_COLUMNS.map(() => "?").join(", ")
+}) on conflict do nothing`;
 
 /**
  * enqueue() of the hot path (every POST /messages), compiled once. Unlike
@@ -194,7 +186,10 @@ export async function enqueueCompiled(
   job: EnqueueInput,
   now: Date,
 ): Promise<void> {
-  await db.executeQuery(insertJobRow(db, toRow(withDefaults(job), now)));
+  const row = toRow(withDefaults(job), now);
+  await db.executeQuery(
+    CompiledQuery.raw(INSERT_JOB_SQL, JOB_COLUMNS.map((c) => row[c])),
+  );
 }
 
 export interface ClaimOptions {
