@@ -27,6 +27,24 @@ export async function findOrCreateConversation(
 ): Promise<{ conversation: Conversation; created: boolean }> {
   const existing = await findConversationForContact(trx, input);
   if (existing) return { conversation: existing, created: false };
+  return await createMissingConversation(trx, input);
+}
+
+/**
+ * Creates the conversation of a contact on a channel that the caller just
+ * looked up in this transaction and found none for (findOrCreateConversation
+ * without its lookup), with its `conversation.created` event; when another
+ * writer created it meanwhile, that conversation.
+ */
+export async function createMissingConversation(
+  trx: Executor,
+  input: {
+    accountId: string;
+    contactId: string;
+    channelId: string | null;
+    now: Date;
+  },
+): Promise<{ conversation: Conversation; created: boolean }> {
   const at = toDbTime(input.now);
   const id = newId();
   const inserted = await insertConversation(trx, {

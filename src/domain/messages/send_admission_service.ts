@@ -10,12 +10,12 @@ import { findChannel } from "../channels/channel_repo.ts";
 import {
   findContactByPhone,
   findContactByUserId,
-  findOrCreateContact,
 } from "../contacts/contact_service.ts";
+import { createMissingContact } from "../contacts/contact_identity_service.ts";
 import { type Contact, isBsuid } from "../contacts/contact.ts";
 import type { Conversation } from "../conversations/conversation.ts";
 import { findConversationForContact } from "../conversations/conversation_repo.ts";
-import { findOrCreateConversation } from "../conversations/conversation_service.ts";
+import { createMissingConversation } from "../conversations/conversation_create_service.ts";
 import type { Template } from "../templates/template.ts";
 import { findSendableTemplate } from "../templates/template_service.ts";
 import type { SendMessageInput } from "./outbound_schema.ts";
@@ -186,8 +186,9 @@ export async function admit(
       );
     }
   }
+  // Both were looked up above, in this transaction: what is missing is created.
   const contact = existing ??
-    (await findOrCreateContact(trx, {
+    (await createMissingContact(trx, {
       accountId: ctx.accountId,
       phoneNumber: phone,
       userId,
@@ -197,7 +198,7 @@ export async function admit(
     channel,
     contact,
     conversation: conversation ??
-      (await findOrCreateConversation(trx, {
+      (await createMissingConversation(trx, {
         accountId: ctx.accountId,
         contactId: contact.id,
         channelId: channel.id,
