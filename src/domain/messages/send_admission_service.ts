@@ -73,6 +73,21 @@ async function channelFor(
   return channel;
 }
 
+/** Placeholders of each template's body, counted once per cached template object. */
+const placeholdersOf = new WeakMap<Template, number>();
+
+function bodyPlaceholders(template: Template): number {
+  let n = placeholdersOf.get(template);
+  if (n === undefined) {
+    const body = template.components.find((c) =>
+      String((c as { type?: string }).type).toUpperCase() === "BODY"
+    ) as { text?: string } | undefined;
+    n = body?.text ? placeholderCount(body.text) : 0;
+    placeholdersOf.set(template, n);
+  }
+  return n;
+}
+
 async function checkTemplate(
   trx: Executor,
   ctx: SendContext,
@@ -88,7 +103,7 @@ async function checkTemplate(
   };
   const template: Template | undefined = await cached(
     ctx,
-    `template:${JSON.stringify(query)}`,
+    `template:${ctx.accountId}\u0000${channel.id}\u0000${name}\u0000${language.code}`,
     () => findSendableTemplate(trx, query),
   );
   if (!template) {
@@ -103,10 +118,7 @@ async function checkTemplate(
       `Cannot send template "${name}" (${language.code}): its status is "${template.status}", only approved templates can be sent`,
     );
   }
-  const body = template.components.find((c) =>
-    String((c as { type?: string }).type).toUpperCase() === "BODY"
-  ) as { text?: string } | undefined;
-  const expected = body?.text ? placeholderCount(body.text) : 0;
+  const expected = bodyPlaceholders(template);
   const given = (input.template.components ?? [])
     .filter((c) => c.type === "body")
     .reduce((n, c) => n + c.parameters.length, 0);
