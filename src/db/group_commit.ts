@@ -21,13 +21,14 @@ const ROLLBACK_TO = CompiledQuery.raw("rollback to group_unit");
 
 /**
  * Group commit: the first unit that finds the writer idle starts a
- * transaction at once; units that arrive while a transaction runs (the
- * sends and webhook attempt records of that moment) wait and are committed
- * together in the next one, each inside its own savepoint, so one unit's
- * failure (an AppError thrown by a rule, a constraint violation) rolls back
- * that unit alone and rejects only its promise. No timer: under load a
- * group is whatever arrived during the previous commit, idle there is no
- * wait. A unit's promise settles only after its transaction committed (or
+ * transaction on the next task (see #schedule); units that arrive before it
+ * begins or while a transaction runs (the sends and webhook attempt records
+ * of that moment) wait and are committed together in the next one, each
+ * inside its own savepoint, so one unit's failure (an AppError thrown by a
+ * rule, a constraint violation) rolls back that unit alone and rejects only
+ * its promise. No delay: under load a group is whatever arrived during the
+ * previous commit, idle a unit waits one turn of the event loop. A unit's
+ * promise settles only after its transaction committed (or
  * failed), so nothing is acknowledged before it is durable. On SQLite the
  * commit is the largest cost of a small write; this pays it once per group.
  * On libSQL the group is one interactive transaction, savepoints included.
@@ -56,17 +57,28 @@ export class GroupCommit {
       });
       if (!this.#running) {
         this.#running = true;
-        // A microtask, so units queued in this same turn still join.
-        queueMicrotask(() => this.#drain());
+        this.#schedule();
       }
     });
   }
 
+  /**
+   * The next group starts on a macrotask, not a microtask: on embedded
+   * SQLite a group runs synchronously to its commit, so while it runs no
+   * request is read; in the turn before it starts, every request whose
+   * bytes arrived meanwhile runs up to its unit and joins. A microtask here
+   * made every group under HTTP load a group of one.
+   */
+  #schedule(): void {
+    setTimeout(() => this.#drain(), 0);
+  }
+
   async #drain(): Promise<void> {
     try {
-      while (this.#queue.length > 0) await this.#commit();
+      await this.#commit();
     } finally {
-      this.#running = false;
+      if (this.#queue.length > 0) this.#schedule();
+      else this.#running = false;
     }
   }
 

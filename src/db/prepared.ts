@@ -1,5 +1,5 @@
 import { type Compilable, CompiledQuery } from "kysely";
-import type { Executor } from "./schema.ts";
+import type { Database, Executor } from "./schema.ts";
 
 const MARK = "\u0000prepared:";
 
@@ -31,4 +31,33 @@ export function prepared<P extends string, R>(
       slots.map((name, i) => name === undefined ? fixed[i] : values[name]),
     ) as CompiledQuery<R>;
   };
+}
+
+const insertTexts = new Map<string, string>();
+
+/**
+ * The insert of one row into `table`, its columns the keys of `row` (in
+ * their order) and `suffix` (an ON CONFLICT clause) after the values: the
+ * SQL text is written once per table, column list and suffix, so a hot
+ * single-row insert skips Kysely's building and compiling. `row` must come
+ * from code (a table row type), never from a request: its keys are written
+ * into the SQL as identifiers.
+ */
+export function insertRow<R extends object>(
+  table: keyof Database,
+  row: R,
+  suffix = "",
+): CompiledQuery<never> {
+  const columns = Object.keys(row);
+  const key = `${table}\u0000${columns.join(",")}\u0000${suffix}`;
+  let text = insertTexts.get(key);
+  if (!text) {
+    text = `insert into "${table}" (${
+      columns.map((c) => `"${c}"`).join(", ")
+    }) values (${columns.map(() => "?").join(", ")})${
+      suffix ? ` ${suffix}` : ""
+    }`;
+    insertTexts.set(key, text);
+  }
+  return CompiledQuery.raw(text, Object.values(row)) as CompiledQuery<never>;
 }

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { Kysely, sql, SqliteDialect, type Transaction } from "kysely";
-import { engineTest } from "../_harness.ts";
+import { createHarness, engineTest } from "../_harness.ts";
 import { GroupCommit } from "../../src/db/group_commit.ts";
 import { openDatabase } from "../../src/db/database.ts";
 import { AppError } from "../../src/errors.ts";
@@ -186,6 +186,57 @@ engineTest(
     assert.deepEqual(commits.stats, { groups: 2, units: 6, largest: 5 });
   },
 );
+
+Deno.test("units queued by separate tasks before the writer starts share one group", async () => {
+  await using h = await createHarness();
+  const commits = new GroupCommit(h.container.db);
+  // Two HTTP requests are two tasks: the first one's unit must not start a
+  // group alone before the second one's unit (ready in the same turn) queues.
+  const units = await new Promise<Promise<number>[]>((resolve) => {
+    const out: Promise<number>[] = [];
+    setTimeout(() => out.push(commits.run(() => Promise.resolve(1))), 0);
+    setTimeout(() => {
+      out.push(commits.run(() => Promise.resolve(2)));
+      resolve(out);
+    }, 0);
+  });
+  assert.deepEqual(await Promise.all(units), [1, 2]);
+  assert.deepEqual(commits.stats, { groups: 1, units: 2, largest: 2 });
+});
+
+Deno.test("under concurrent HTTP requests a group gathers the requests that arrived while the previous one ran", async () => {
+  await using h = await createHarness();
+  const commits = new GroupCommit(h.container.db);
+  const accountId = h.tenant.account.id;
+  await using server = Deno.serve(
+    { hostname: "127.0.0.1", port: 0, onListen() {} },
+    async (req) => {
+      const k = await req.text();
+      await commits.run((trx) =>
+        trx.insertInto("idempotency_keys").values(key(accountId, k)).execute()
+      );
+      return new Response("ok");
+    },
+  );
+  const url = `http://127.0.0.1:${server.addr.port}/`;
+  let next = 0;
+  const client = async () => {
+    while (next < 400) {
+      const res = await fetch(url, { method: "POST", body: `k${next++}` });
+      await res.text();
+    }
+  };
+  await Promise.all(Array.from({ length: 16 }, client));
+  const stored = await h.container.db.selectFrom("idempotency_keys")
+    .select((eb) => eb.fn.countAll<number>().as("n")).executeTakeFirstOrThrow();
+  assert.equal(Number(stored.n), 400);
+  assert.equal(commits.stats.units, 400);
+  // With 16 requests in flight, groups of one mean the gathering failed.
+  assert.ok(
+    commits.stats.units / commits.stats.groups >= 3,
+    `400 requests in ${commits.stats.groups} groups`,
+  );
+});
 
 Deno.test("a group a concurrent writer commits under still commits: the write lock is taken at begin", async () => {
   const dir = await Deno.makeTempDir();

@@ -140,6 +140,20 @@ export async function findOrCreateContact(
       created: false,
     };
   }
+  return await createMissingContact(trx, input);
+}
+
+/**
+ * Creates the contact of an identity that the caller just looked up in this
+ * transaction and found no contact for (findOrCreateContact without its
+ * lookup), with its `contact.created` event; when another writer created it
+ * meanwhile, that contact.
+ */
+export async function createMissingContact(
+  trx: Executor,
+  input: ContactIdentity,
+): Promise<{ contact: Contact; created: boolean }> {
+  const at = toDbTime(input.now);
   const inserted = await repo.insertContact(trx, {
     id: newId(),
     accountId: input.accountId,

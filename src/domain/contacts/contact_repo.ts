@@ -1,5 +1,5 @@
 import { type SelectQueryBuilder, sql } from "kysely";
-import { prepared } from "../../db/prepared.ts";
+import { insertRow, prepared } from "../../db/prepared.ts";
 import type { ContactsTable, Database, Executor } from "../../db/schema.ts";
 import { fromJson, toJson } from "../../db/json.ts";
 import { samePhoneVariants } from "../phones/phone.ts";
@@ -62,7 +62,7 @@ export async function insertContact(
     updated_at: contact.createdAt,
   };
   try {
-    await db.insertInto("contacts").values(row).execute();
+    await db.executeQuery(insertRow("contacts", row));
   } catch (err) {
     if (isUniqueViolation(err)) return null;
     throw err;

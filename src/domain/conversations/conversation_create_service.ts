@@ -12,21 +12,37 @@ import {
 } from "./conversation_repo.ts";
 import { insertConversation } from "./conversation_write_repo.ts";
 
+/** A contact's conversation on a channel (null: no channel), and when it is asked for. */
+interface NewConversation {
+  accountId: string;
+  contactId: string;
+  channelId: string | null;
+  now: Date;
+}
+
 /**
  * The conversation of a contact on a channel, created `open` when missing
  * (with its `conversation.created` event) in the caller's transaction.
  */
 export async function findOrCreateConversation(
   trx: Executor,
-  input: {
-    accountId: string;
-    contactId: string;
-    channelId: string | null;
-    now: Date;
-  },
+  input: NewConversation,
 ): Promise<{ conversation: Conversation; created: boolean }> {
   const existing = await findConversationForContact(trx, input);
   if (existing) return { conversation: existing, created: false };
+  return await createMissingConversation(trx, input);
+}
+
+/**
+ * Creates the conversation of a contact on a channel that the caller just
+ * looked up in this transaction and found none for (findOrCreateConversation
+ * without its lookup), with its `conversation.created` event; when another
+ * writer created it meanwhile, that conversation.
+ */
+export async function createMissingConversation(
+  trx: Executor,
+  input: NewConversation,
+): Promise<{ conversation: Conversation; created: boolean }> {
   const at = toDbTime(input.now);
   const id = newId();
   const inserted = await insertConversation(trx, {

@@ -167,11 +167,29 @@ export async function listContactConversations(
   return rows.map(toConversation);
 }
 
+// A new conversation is read back by id on every first send: compiled once.
+const conversationById = prepared<"accountId" | "id", ConversationRow>((
+  db,
+  p,
+) =>
+  visibleConversations(db, { accountId: p("accountId") }).where(
+    "cv.id",
+    "=",
+    p("id"),
+  )
+);
+
 export async function findConversation(
   db: Executor,
   viewer: Viewer,
   id: string,
 ): Promise<Conversation | undefined> {
+  if (viewer.onlyAssignedTo === undefined) {
+    const { rows } = await db.executeQuery(
+      conversationById(db, { accountId: viewer.accountId, id }),
+    );
+    return rows[0] ? toConversation(rows[0]) : undefined;
+  }
   const row = await visibleConversations(db, viewer).where("cv.id", "=", id)
     .executeTakeFirst();
   return row ? toConversation(row) : undefined;

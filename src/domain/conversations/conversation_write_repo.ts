@@ -3,6 +3,7 @@
 import { CompiledQuery, sql } from "kysely";
 import type { ConversationsTable, Executor } from "../../db/schema.ts";
 import { addMs, toDbTime } from "../../db/time.ts";
+import { insertRow } from "../../db/prepared.ts";
 import { SERVICE_WINDOW_HOURS, truncatePreview } from "./conversation.ts";
 
 /** Inserts unless (contact, channel) already has one; true when inserted. */
@@ -11,10 +12,14 @@ export async function insertConversation(
   row: ConversationsTable,
 ): Promise<boolean> {
   // The changed-row count tells, without a RETURNING round trip.
-  const result = await db.insertInto("conversations").values(row)
-    .onConflict((oc) => oc.columns(["contact_id", "channel_id"]).doNothing())
-    .executeTakeFirst();
-  return Number(result.numInsertedOrUpdatedRows ?? 0) > 0;
+  const result = await db.executeQuery(
+    insertRow(
+      "conversations",
+      row,
+      "on conflict (contact_id, channel_id) do nothing",
+    ),
+  );
+  return Number(result.numAffectedRows ?? 0) > 0;
 }
 
 /**

@@ -1,4 +1,4 @@
-import { sql } from "kysely";
+import { CompiledQuery, sql } from "kysely";
 import type { Selectable } from "kysely";
 import type { EventsTable, Executor } from "../../db/schema.ts";
 import { deleteInBatches } from "../../db/prune.ts";
@@ -35,6 +35,10 @@ export interface InsertedEvent {
   createdAt: string;
 }
 
+/** Every new contact and conversation records an event: written once. */
+const INSERT_EVENT_SQL =
+  "insert into events (id, account_id, type, data, created_at) values (?, ?, ?, ?, ?)";
+
 /**
  * Inserts the event row only; use recordEvent() (event_service.ts), which
  * also creates its webhook deliveries in the same transaction.
@@ -48,13 +52,15 @@ export async function insertEventRow(
   const createdAt = typeof event.createdAt === "string"
     ? event.createdAt
     : toDbTime(event.createdAt);
-  await db.insertInto("events").values({
-    id,
-    account_id: event.accountId,
-    type: event.type,
-    data: dataText,
-    created_at: createdAt,
-  }).execute();
+  await db.executeQuery(
+    CompiledQuery.raw(INSERT_EVENT_SQL, [
+      id,
+      event.accountId,
+      event.type,
+      dataText,
+      createdAt,
+    ]),
+  );
   return { id, dataText, createdAt };
 }
 

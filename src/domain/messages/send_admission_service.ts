@@ -10,12 +10,12 @@ import { findChannel } from "../channels/channel_repo.ts";
 import {
   findContactByPhone,
   findContactByUserId,
-  findOrCreateContact,
 } from "../contacts/contact_service.ts";
+import { createMissingContact } from "../contacts/contact_identity_service.ts";
 import { type Contact, isBsuid } from "../contacts/contact.ts";
 import type { Conversation } from "../conversations/conversation.ts";
 import { findConversationForContact } from "../conversations/conversation_repo.ts";
-import { findOrCreateConversation } from "../conversations/conversation_service.ts";
+import { createMissingConversation } from "../conversations/conversation_create_service.ts";
 import type { Template } from "../templates/template.ts";
 import { findSendableTemplate } from "../templates/template_service.ts";
 import type { SendMessageInput } from "./outbound_schema.ts";
@@ -73,6 +73,21 @@ async function channelFor(
   return channel;
 }
 
+/** Placeholders of each template's body, counted once per cached template object. */
+const placeholdersOf = new WeakMap<Template, number>();
+
+function bodyPlaceholders(template: Template): number {
+  let n = placeholdersOf.get(template);
+  if (n === undefined) {
+    const body = template.components.find((c) =>
+      String((c as { type?: string }).type).toUpperCase() === "BODY"
+    ) as { text?: string } | undefined;
+    n = body?.text ? placeholderCount(body.text) : 0;
+    placeholdersOf.set(template, n);
+  }
+  return n;
+}
+
 async function checkTemplate(
   trx: Executor,
   ctx: SendContext,
@@ -88,7 +103,7 @@ async function checkTemplate(
   };
   const template: Template | undefined = await cached(
     ctx,
-    `template:${JSON.stringify(query)}`,
+    `template:${ctx.accountId}\u0000${channel.id}\u0000${name}\u0000${language.code}`,
     () => findSendableTemplate(trx, query),
   );
   if (!template) {
@@ -103,10 +118,7 @@ async function checkTemplate(
       `Cannot send template "${name}" (${language.code}): its status is "${template.status}", only approved templates can be sent`,
     );
   }
-  const body = template.components.find((c) =>
-    String((c as { type?: string }).type).toUpperCase() === "BODY"
-  ) as { text?: string } | undefined;
-  const expected = body?.text ? placeholderCount(body.text) : 0;
+  const expected = bodyPlaceholders(template);
   const given = (input.template.components ?? [])
     .filter((c) => c.type === "body")
     .reduce((n, c) => n + c.parameters.length, 0);
@@ -186,8 +198,9 @@ export async function admit(
       );
     }
   }
+  // Both were looked up above, in this transaction: what is missing is created.
   const contact = existing ??
-    (await findOrCreateContact(trx, {
+    (await createMissingContact(trx, {
       accountId: ctx.accountId,
       phoneNumber: phone,
       userId,
@@ -197,7 +210,7 @@ export async function admit(
     channel,
     contact,
     conversation: conversation ??
-      (await findOrCreateConversation(trx, {
+      (await createMissingConversation(trx, {
         accountId: ctx.accountId,
         contactId: contact.id,
         channelId: channel.id,

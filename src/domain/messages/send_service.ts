@@ -4,7 +4,7 @@ import type { Executor } from "../../db/schema.ts";
 import type { Clock } from "../../clock.ts";
 import type { LookupCache } from "../../db/lookup_cache.ts";
 import { toDbTime } from "../../db/time.ts";
-import { enqueueMany } from "../../jobs/queue.ts";
+import { enqueueCompiled, enqueueMany } from "../../jobs/queue.ts";
 import { recordOutbound } from "../conversations/conversation_service.ts";
 import type { SendMessageInput } from "./outbound_schema.ts";
 import {
@@ -103,7 +103,8 @@ export async function acceptMessage(
   const { row, last } = buildMessage(ctx, input, to);
   await insertMessages(trx, [row]);
   await recordLast(trx, ctx, last);
-  await enqueueMany(trx, sendJobs([row], "live"), ctx.now);
+  // Compiled once; sendMessage wakes the live pool after the commit.
+  await enqueueCompiled(trx, sendJobs([row], "live")[0]!, ctx.now);
   return accepted(row);
 }
 

@@ -47,8 +47,15 @@ const sendRoute = defineRoute("messages:write", {
       },
       required: true,
     },
-    headers: z.object({ "idempotency-key": z.string().optional() }),
   },
+  // Documented as a plain parameter, so the router adds no header validator
+  // (an optional string header cannot fail one): read by idempotencyKey().
+  parameters: [{
+    name: "idempotency-key",
+    in: "header",
+    required: false,
+    schema: { type: "string" },
+  }],
   responses: {
     201: envelope(AcceptedMessageSchema, "Accepted and queued"),
     ...COMMON_ERRORS,

@@ -1,0 +1,81 @@
+// The statements one POST /messages runs on embedded SQLite, counted where
+// SQLite executes them (node:sqlite's StatementSync), not where they are built.
+import assert from "node:assert/strict";
+import { StatementSync } from "node:sqlite";
+import { createHarness, type Harness } from "../_harness.ts";
+import { seedTemplate, templateTo } from "../messaging/_helpers.ts";
+
+type Method = "all" | "run" | "get" | "iterate";
+const METHODS: Method[] = ["all", "run", "get", "iterate"];
+
+/** Runs `fn`, returning the SQL text of every statement SQLite executed meanwhile. */
+async function statementsOf(fn: () => Promise<void>): Promise<string[]> {
+  const seen: string[] = [];
+  // deno-lint-ignore no-explicit-any
+  const proto = StatementSync.prototype as any;
+  const originals = METHODS.map((m) => proto[m]);
+  METHODS.forEach((m, i) => {
+    proto[m] = function (this: StatementSync, ...args: unknown[]) {
+      seen.push(this.sourceSQL);
+      return originals[i].apply(this, args);
+    };
+  });
+  try {
+    await fn();
+  } finally {
+    METHODS.forEach((m, i) => proto[m] = originals[i]);
+  }
+  return seen;
+}
+
+async function send(h: Harness, to: string): Promise<void> {
+  const res = await h.request("POST", "/api/v2/messages", {
+    body: {
+      phoneNumberId: h.tenant.channel.id,
+      ...templateTo(to, "greeting", ["Ana"]),
+    },
+  });
+  assert.equal(res.status, 201, JSON.stringify(res.body));
+}
+
+const count = (list: string[], pattern: RegExp) =>
+  list.filter((s) => pattern.test(s)).length;
+
+Deno.test("a send to a new recipient looks its contact and conversation up once each", async () => {
+  await using h = await createHarness();
+  await seedTemplate(h);
+  await send(h, "+5491155550100"); // caches, statement cache
+  const sql = await statementsOf(() => send(h, "+5491155550200"));
+  assert.equal(count(sql, /^select .* from "contacts"/is), 1, sql.join("\n"));
+  // The one read of the conversation is the re-read of the inserted row.
+  assert.equal(
+    count(sql, /^select .* from "conversations"/is),
+    1,
+    sql.join("\n"),
+  );
+  assert.equal(count(sql, /^insert into "?contacts"?/i), 1);
+  assert.equal(count(sql, /^insert into "?conversations"?/i), 1);
+  assert.equal(count(sql, /^insert into "?events"?/i), 2);
+});
+
+Deno.test("a send to a known recipient runs nine statements besides its group's begin and commit", async () => {
+  await using h = await createHarness();
+  await seedTemplate(h);
+  await send(h, "+5491155550100");
+  const sql = await statementsOf(() => send(h, "+5491155550100"));
+  const own = sql.filter((s) => !/^(begin|commit)/i.test(s));
+  assert.deepEqual(
+    own.map((s) => s.replace(/\s+/g, " ").slice(0, 24).toLowerCase()),
+    [
+      "select n from cache_epoc", // the lookup cache's epoch (auth)
+      "savepoint group_unit",
+      'select * from "contacts"',
+      'select "cv".*, "ct"."pho',
+      "insert into messages (id",
+      "update conversations set",
+      "update contacts set last",
+      "insert into jobs (id, ki",
+      "release group_unit",
+    ],
+  );
+});
