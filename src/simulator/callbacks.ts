@@ -68,7 +68,7 @@ export async function deliverSigned(
   opts: { retry: boolean; signal: AbortSignal },
 ): Promise<DeliveryResult> {
   const raw = escapeUnicode(JSON.stringify(payload));
-  const signature = await signMetaBody(state.appSecret, raw);
+  const signature = signMetaBody(state.appSecret, raw);
   const waits = opts.retry ? [0, ...state.retryDelaysMs] : [0];
   let result: DeliveryResult = {
     ok: false,
@@ -336,7 +336,7 @@ function queueDelivery(
     run: async () => {
       if (signal.aborted) return;
       const raw = escapeUnicode(JSON.stringify(payload));
-      const signature = await signMetaBody(state.appSecret, raw);
+      const signature = signMetaBody(state.appSecret, raw);
       const result = await attemptOnce(
         state,
         raw,

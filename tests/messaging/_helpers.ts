@@ -309,11 +309,11 @@ export async function postSigned(h: Mh, payload: unknown): Promise<void> {
 }
 
 /** Meta's raw body (escaped unicode) and its X-Hub-Signature-256. */
-export async function signedBody(
+export function signedBody(
   payload: unknown,
-): Promise<{ raw: string; signature: string }> {
+): { raw: string; signature: string } {
   const raw = escapeUnicode(JSON.stringify(payload));
-  return { raw, signature: await signMetaBody(APP_SECRET, raw) };
+  return { raw, signature: signMetaBody(APP_SECRET, raw) };
 }
 
 /** POST /meta/webhook with a raw body and an optional signature header. */

@@ -87,7 +87,7 @@ for (const engine of ENGINES) {
       const res = await postWebhook(
         h,
         raw,
-        await signMetaBody(APP_SECRET, raw),
+        signMetaBody(APP_SECRET, raw),
       );
       assert.equal(res.status, 200);
       await waitInbound(h, "wamid.after");

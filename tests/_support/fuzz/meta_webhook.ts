@@ -173,10 +173,10 @@ export function metaPlanArbitrary(t: MetaTargets): fc.Arbitrary<MetaPlan> {
 }
 
 /** Signs the body with the app secret (or not, or wrongly, as the plan says). */
-export async function realizeMeta(
+export function realizeMeta(
   plan: MetaPlan,
   t: MetaTargets,
-): Promise<FuzzRequest> {
+): FuzzRequest {
   const body = "raw" in plan.body
     ? plan.body.raw
     : mutatedText(plan.body.json, plan.body.mutations);
@@ -184,11 +184,11 @@ export async function realizeMeta(
     "content-type": "application/json",
   };
   if (plan.signature === "valid") {
-    headers["x-hub-signature-256"] = await signMetaBody(t.appSecret, body);
+    headers["x-hub-signature-256"] = signMetaBody(t.appSecret, body);
   } else if (plan.signature === "bad") {
     headers["x-hub-signature-256"] = `sha256=${"0".repeat(64)}`;
   } else if (plan.signature === "uppercase") {
-    headers["x-hub-signature-256"] = (await signMetaBody(t.appSecret, body))
+    headers["x-hub-signature-256"] = signMetaBody(t.appSecret, body)
       .toUpperCase();
   }
   return {
