@@ -1,8 +1,10 @@
-// `deno task start` runs the single-file bundle `deno task build` writes,
-// not main.ts: this builds it the way the build task does (into a temp
-// directory) and runs it the way the start task does (its V8 flags), so a
-// module that only works unbundled (evaluation order, import.meta, a file
-// read beside the source) fails here rather than in production.
+// `deno task start` runs the bundle `deno task build` writes, not main.ts:
+// this builds it the way the build task does (into a temp directory) and
+// runs it the way the start task does (its V8 flags), so a module that only
+// works unbundled (evaluation order, import.meta, a file read beside the
+// source) fails here rather than in production. What main.ts imports
+// dynamically stays in chunks of its own that serve on a file database
+// never evaluates (tests/cli/lazy_imports_test.ts checks the source).
 import assert from "node:assert/strict";
 import { fileURLToPath } from "node:url";
 import { freePort, waitFor } from "../_support/wait.ts";
@@ -26,19 +28,36 @@ function denoArgs(command: string): string[] {
   return args;
 }
 
-/** The build task's arguments with the output moved to `out`. */
-function buildArgs(command: string, out: string): string[] {
-  const args = denoArgs(command);
-  const at = args.indexOf("--output");
-  assert.ok(at >= 0 && args[at + 1] === "dist/server.js", command);
-  args[at + 1] = out;
+/** The build task's `deno bundle` arguments with the output moved to `outdir`. */
+function buildArgs(command: string, outdir: string): string[] {
+  const bundle = command.split("&&").map((c) => c.trim()).find((c) =>
+    c.startsWith("deno bundle ")
+  );
+  assert.ok(bundle, command);
+  const args = denoArgs(bundle);
+  const at = args.indexOf("--outdir");
+  assert.ok(at >= 0 && args[at + 1] === "dist/server", command);
+  args[at + 1] = outdir;
   return args;
+}
+
+/** Chunks of what main.ts imports dynamically (esbuild names them after the module). */
+const LAZY_CHUNK =
+  /\/(libsql_dialect|s3_blob_store|server|dev|admin|social_cli|templates_cli|simulator_cli)-\w+\.js$/;
+
+/** Modules V8 loaded, from Deno's debug log (as in lazy_imports_test.ts). */
+function loadedModules(log: string): string[] {
+  const found = log.matchAll(
+    /(?:V8 code cache hit for|Updating V8 code cache for) ES module: ([^\s,]+)/g,
+  );
+  return [...found].map((m) => m[1]!);
 }
 
 /** The start task's `deno run` flags, without its script and command. */
 function runFlags(command: string): string[] {
   const args = denoArgs(command);
-  assert.deepEqual(args.slice(-2), ["dist/server.js", "serve"], command);
+  assert.deepEqual(args.slice(-2), ["dist/server/main.js", "serve"], command);
+  assert.equal(args[0], "run", command);
   return args.slice(0, -2);
 }
 
@@ -59,8 +78,13 @@ Deno.test("the bundle the build task writes migrates, runs admin commands and se
   const dir = await Deno.makeTempDir({ prefix: "bm-bundle-" });
   try {
     const { build, start } = await tasks();
-    const bundle = `${dir}/server.js`;
-    await run(buildArgs(build, bundle), {});
+    await run(buildArgs(build, `${dir}/server`), {});
+    const bundle = `${dir}/server/main.js`;
+    const chunks = [...Deno.readDirSync(`${dir}/server`)].map((e) => e.name);
+    assert.ok(
+      chunks.some((name) => name.startsWith("libsql_dialect-")),
+      chunks.join(", "),
+    );
     const flags = runFlags(start.command);
     const port = freePort();
     const env = {
@@ -88,7 +112,7 @@ Deno.test("the bundle the build task writes migrates, runs admin commands and se
       ),
     );
     const child = new Deno.Command(Deno.execPath(), {
-      args: [...flags, bundle, "serve"],
+      args: ["run", "-L", "debug", ...flags.slice(1), bundle, "serve"],
       cwd: ROOT,
       env,
       stdin: "null",
@@ -127,7 +151,10 @@ Deno.test("the bundle the build task writes migrates, runs admin commands and se
       child.kill("SIGTERM");
       const status = await child.status;
       const log = await stderr;
-      assert.equal(status.code, 0, log);
+      assert.equal(status.code, 0, log.slice(-4_000));
+      const loaded = loadedModules(log);
+      assert.ok(loaded.some((u) => u.endsWith("/server/main.js")));
+      assert.deepEqual(loaded.filter((u) => LAZY_CHUNK.test(u)), []);
     }
   } finally {
     await Deno.remove(dir, { recursive: true });
