@@ -8,6 +8,7 @@
 import assert from "node:assert/strict";
 import { fileURLToPath } from "node:url";
 import { freePort, waitFor } from "../_support/wait.ts";
+import { loadedModules } from "../_support/module_log.ts";
 
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 const SECRET_KEY = "bundle-test-secret-key-0123456789abcdef";
@@ -44,14 +45,6 @@ function buildArgs(command: string, outdir: string): string[] {
 /** Chunks of what main.ts imports dynamically (esbuild names them after the module). */
 const LAZY_CHUNK =
   /\/(libsql_dialect|s3_blob_store|server|dev|admin|social_cli|templates_cli|simulator_cli)-\w+\.js$/;
-
-/** Modules V8 loaded, from Deno's debug log (as in lazy_imports_test.ts). */
-function loadedModules(log: string): string[] {
-  const found = log.matchAll(
-    /(?:V8 code cache hit for|Updating V8 code cache for) ES module: ([^\s,]+)/g,
-  );
-  return [...found].map((m) => m[1]!);
-}
 
 /** The start task's `deno run` flags, without its script and command. */
 function runFlags(command: string): string[] {
