@@ -2,7 +2,12 @@
 /**
  * Start to ready and idle memory of `serve` (a file: database, media on disk, no simulator):
  * `deno run -A scripts/bench_start.ts [--runs 5] [--idle-ms 3000]`; with APP_BIN set
- * (e.g. `APP_BIN=dist/bmserver`), that compiled binary instead of `deno run -A main.ts`.
+ * (e.g. `APP_BIN=dist/bmserver`), that compiled binary instead.
+ *
+ * `serve` is measured the way `deno task start` runs it: the bundle `deno task build` writes
+ * (built once here, first), with the start task's own command line (its V8 flags included),
+ * read from deno.json so the two cannot drift apart. `serve from source` (`deno run -A
+ * main.ts serve`, how `deno task dev` and the e2e tests run) is measured too.
  *
  * Migrates a fresh DATA_DIR once, then starts the server --runs times and measures, for each,
  * the wall time from spawn to the first 200 from /readyz (polled every millisecond), the CPU
@@ -33,12 +38,33 @@ function freePort(): number {
   return port;
 }
 
-/** The program's command line: APP_BIN, or `deno run -A main.ts`. */
+/** The program's command line from source: APP_BIN, or `deno run -A main.ts`. */
 function program(args: string[]): [string, string[]] {
   const bin = Deno.env.get("APP_BIN");
   return bin
     ? [bin, args]
     : [Deno.execPath(), ["run", "-A", "main.ts", ...args]];
+}
+
+/** `deno task start`'s command (deno.json), with this Deno for `deno`. */
+async function startTaskCommand(): Promise<[string, string[]]> {
+  const config = JSON.parse(await Deno.readTextFile(`${ROOT}deno.json`));
+  const [deno, ...args] = (config.tasks.start.command as string).split(/\s+/);
+  if (deno !== "deno") throw new Error("the start task does not run deno");
+  return [Deno.execPath(), args];
+}
+
+/** Runs `deno task build` (the bundle the start task runs). */
+async function build(): Promise<void> {
+  const out = await new Deno.Command(Deno.execPath(), {
+    args: ["task", "--quiet", "build"],
+    cwd: ROOT,
+    stdout: "null",
+    stderr: "piped",
+  }).output();
+  if (!out.success) {
+    throw new Error(`build failed: ${new TextDecoder().decode(out.stderr)}`);
+  }
 }
 
 function appEnv(dataDir: string, port: number): Record<string, string> {
@@ -182,7 +208,7 @@ const tmp = await Deno.makeTempDir({ prefix: "bench-start-" });
 try {
   console.log(
     `${machine()}; ${runs} runs each, RSS read ${idleMs} ms after ready; ${
-      Deno.env.get("APP_BIN") ?? "deno run -A main.ts"
+      Deno.env.get("APP_BIN") ?? "the start task and main.ts"
     }\n`,
   );
   const empty = `${tmp}/empty.ts`;
@@ -204,10 +230,21 @@ try {
 
   const serveDir = `${tmp}/serve`;
   await migrate(serveDir);
-  await series("serve", (port) => {
-    const [cmd, args] = program(["serve"]);
-    return [cmd, args, appEnv(serveDir, port)];
-  });
+  if (Deno.env.get("APP_BIN")) {
+    await series("serve", (port) => {
+      const [cmd, args] = program(["serve"]);
+      return [cmd, args, appEnv(serveDir, port)];
+    });
+  } else {
+    await build();
+    const [cmd, args] = await startTaskCommand();
+    console.log(`serve as \`deno task start\` runs it: deno ${args.join(" ")}`);
+    await series("serve", (port) => [cmd, args, appEnv(serveDir, port)]);
+    await series("serve from source", (port) => {
+      const [cmd, args] = program(["serve"]);
+      return [cmd, args, appEnv(serveDir, port)];
+    });
+  }
 
   const devDir = `${tmp}/dev`;
   await migrate(devDir);

@@ -7,7 +7,6 @@ import {
   SqliteIntrospector,
   SqliteQueryCompiler,
 } from "kysely";
-import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
 import type { Database } from "./schema.ts";
 import { adaptNodeSqlite, openSqliteFile } from "./sqlite_dialect.ts";
@@ -32,7 +31,8 @@ export function openDatabase(
 ): OpenedDatabase {
   if (url.startsWith("file:") || url === ":memory:") {
     const path = url === ":memory:" ? ":memory:" : url.slice("file:".length);
-    if (path !== ":memory:") mkdirSync(dirname(path), { recursive: true });
+    // Deno's own call: node:fs would load its polyfill at start for this alone.
+    if (path !== ":memory:") Deno.mkdirSync(dirname(path), { recursive: true });
     const raw = openSqliteFile(path);
     const db = new Kysely<Database>({
       dialect: new ImmediateSqliteDialect({ database: adaptNodeSqlite(raw) }),

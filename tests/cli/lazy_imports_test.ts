@@ -6,6 +6,7 @@
 import assert from "node:assert/strict";
 import { fileURLToPath } from "node:url";
 import { freePort, waitFor } from "../_support/wait.ts";
+import { loadedModules } from "../_support/module_log.ts";
 
 const ROOT = new URL("../../", import.meta.url);
 const MAIN = new URL("main.ts", ROOT).href;
@@ -93,14 +94,6 @@ Deno.test("main.ts imports the libSQL client, the S3 client, the simulator and t
   );
 });
 
-/** Modules V8 loaded, from Deno's debug log (a code cache hit or a fresh compile). */
-function loadedModules(log: string): Set<string> {
-  const found = log.matchAll(
-    /(?:V8 code cache hit for|Updating V8 code cache for) ES module: ([^\s,]+)/g,
-  );
-  return new Set([...found].map((m) => m[1]!));
-}
-
 Deno.test("serve on a file database with media on disk evaluates none of them", async () => {
   const dataDir = await Deno.makeTempDir({ prefix: "bm-lazy-" });
   const port = freePort();
@@ -139,7 +132,7 @@ Deno.test("serve on a file database with media on disk evaluates none of them", 
     await child.status;
     await Deno.remove(dataDir, { recursive: true });
   }
-  const loaded = loadedModules(await log);
+  const loaded = new Set(loadedModules(await log));
   // The log names the modules serve runs, so an empty answer below means something.
   assert.ok(loaded.has(MAIN), "the debug log lists no modules");
   assert.ok(loaded.has(new URL("src/http/app.ts", ROOT).href));

@@ -1,7 +1,14 @@
 import { z } from "@hono/zod-openapi";
 import { SendMessageBody } from "../../domain/messages/outbound_schema.ts";
 
-export const SendMessageRequest = SendMessageBody.openapi("SendMessageRequest");
+/**
+ * The domain builds SendMessageBody with plain zod, and zod gives a schema
+ * the methods its prototype had when the schema was made: when a bundle
+ * evaluates the domain before @hono/zod-openapi extends zod, the schema has
+ * no .openapi() of its own, so the extension's method is called directly.
+ */
+export const SendMessageRequest: typeof SendMessageBody = z.ZodType.prototype
+  .openapi.call(SendMessageBody, "SendMessageRequest");
 
 export const AcceptedMessageSchema = z.object({
   id: z.uuid(),

@@ -1,0 +1,155 @@
+// `deno task start` runs the bundle `deno task build` writes, not main.ts:
+// this builds it the way the build task does (into a temp directory) and
+// runs it the way the start task does (its V8 flags), so a module that only
+// works unbundled (evaluation order, import.meta, a file read beside the
+// source) fails here rather than in production. What main.ts imports
+// dynamically stays in chunks of its own that serve on a file database
+// never evaluates (tests/cli/lazy_imports_test.ts checks the source).
+import assert from "node:assert/strict";
+import { fileURLToPath } from "node:url";
+import { freePort, waitFor } from "../_support/wait.ts";
+import { loadedModules } from "../_support/module_log.ts";
+
+const ROOT = fileURLToPath(new URL("../../", import.meta.url));
+const SECRET_KEY = "bundle-test-secret-key-0123456789abcdef";
+
+interface Tasks {
+  build: string;
+  start: { command: string };
+}
+
+async function tasks(): Promise<Tasks> {
+  return JSON.parse(await Deno.readTextFile(`${ROOT}deno.json`)).tasks;
+}
+
+/** A task's `deno ...` command line as arguments of this Deno. */
+function denoArgs(command: string): string[] {
+  const [deno, ...args] = command.split(/\s+/);
+  assert.equal(deno, "deno", command);
+  return args;
+}
+
+/** The build task's `deno bundle` arguments with the output moved to `outdir`. */
+function buildArgs(command: string, outdir: string): string[] {
+  const bundle = command.split("&&").map((c) => c.trim()).find((c) =>
+    c.startsWith("deno bundle ")
+  );
+  assert.ok(bundle, command);
+  const args = denoArgs(bundle);
+  const at = args.indexOf("--outdir");
+  assert.ok(at >= 0 && args[at + 1] === "dist/server", command);
+  args[at + 1] = outdir;
+  return args;
+}
+
+/** Chunks of what main.ts imports dynamically (esbuild names them after the module). */
+const LAZY_CHUNK =
+  /\/(libsql_dialect|s3_blob_store|server|dev|admin|social_cli|templates_cli|simulator_cli)-\w+\.js$/;
+
+/** The start task's `deno run` flags, without its script and command. */
+function runFlags(command: string): string[] {
+  const args = denoArgs(command);
+  assert.deepEqual(args.slice(-2), ["dist/server/main.js", "serve"], command);
+  assert.equal(args[0], "run", command);
+  return args.slice(0, -2);
+}
+
+async function run(args: string[], env: Record<string, string>) {
+  const out = await new Deno.Command(Deno.execPath(), {
+    args,
+    cwd: ROOT,
+    env,
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  const text = (bytes: Uint8Array) => new TextDecoder().decode(bytes);
+  assert.ok(out.success, `${args.join(" ")}: ${text(out.stderr)}`);
+  return text(out.stdout);
+}
+
+Deno.test("the bundle the build task writes migrates, runs admin commands and serves the API and its document", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "bm-bundle-" });
+  try {
+    const { build, start } = await tasks();
+    await run(buildArgs(build, `${dir}/server`), {});
+    const bundle = `${dir}/server/main.js`;
+    const chunks = [...Deno.readDirSync(`${dir}/server`)].map((e) => e.name);
+    assert.ok(
+      chunks.some((name) => name.startsWith("libsql_dialect-")),
+      chunks.join(", "),
+    );
+    const flags = runFlags(start.command);
+    const port = freePort();
+    const env = {
+      PORT: String(port),
+      HOST: "127.0.0.1",
+      DATA_DIR: `${dir}/data`,
+      DATABASE_URL: `file:${dir}/data/app.db`,
+      MEDIA_STORE: `file:${dir}/data/media`,
+      SECRET_KEY,
+      PUBLIC_BASE_URL: `http://127.0.0.1:${port}`,
+      LOG_LEVEL: "warn",
+    };
+    const cli = (...args: string[]) => run([...flags, bundle, ...args], env);
+    assert.match(await cli("migrate"), /Applied 0001_initial/);
+    await cli("accounts", "create", "--name", "Bundled", "--slug", "bundled");
+    const { key } = JSON.parse(
+      await cli(
+        "keys",
+        "create",
+        "--account",
+        "bundled",
+        "--scopes",
+        "all",
+        "--json",
+      ),
+    );
+    const child = new Deno.Command(Deno.execPath(), {
+      args: ["run", "-L", "debug", ...flags.slice(1), bundle, "serve"],
+      cwd: ROOT,
+      env,
+      stdin: "null",
+      stdout: "null",
+      stderr: "piped",
+    }).spawn();
+    const stderr = new Response(child.stderr).text();
+    const base = `http://127.0.0.1:${port}`;
+    try {
+      await waitFor(async () => {
+        const res = await fetch(`${base}/readyz`);
+        await res.body?.cancel();
+        return res.status === 200;
+      }, { timeoutMs: 60_000, what: "the bundled serve to be ready" });
+      const account = await fetch(`${base}/api/v2/account`, {
+        headers: { authorization: `Bearer ${key}` },
+      });
+      assert.equal(account.status, 200);
+      assert.equal((await account.json()).data.slug, "bundled");
+      // Validation runs the route schemas (zod plus the OpenAPI extension).
+      const invalid = await fetch(`${base}/api/v2/messages`, {
+        method: "POST",
+        headers: {
+          authorization: `Bearer ${key}`,
+          "content-type": "application/json",
+        },
+        body: JSON.stringify({ type: "text" }),
+      });
+      assert.equal(invalid.status, 400);
+      assert.equal((await invalid.json()).error.code, "MISSING_REQUIRED_FIELD");
+      const doc = await fetch(`${base}/api/v2/openapi.json`);
+      assert.equal(doc.status, 200);
+      const paths = Object.keys((await doc.json()).paths);
+      assert.ok(paths.includes("/messages/batch"), paths.join(", "));
+    } finally {
+      child.kill("SIGTERM");
+      const status = await child.status;
+      const log = await stderr;
+      assert.equal(status.code, 0, log.slice(-4_000));
+      const loaded = loadedModules(log);
+      assert.ok(loaded.some((u) => u.endsWith("/server/main.js")));
+      assert.deepEqual(loaded.filter((u) => LAZY_CHUNK.test(u)), []);
+    }
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});

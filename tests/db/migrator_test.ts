@@ -1,0 +1,78 @@
+// Start checks a current database with one statement instead of the
+// Migrator's introspection, and leaves every other case to the Migrator:
+// pending migrations are applied, one this code does not know is refused.
+import assert from "node:assert/strict";
+import { type KyselyPlugin, sql } from "kysely";
+import { migrations } from "../../migrations/mod.ts";
+import { migrateToLatest, migrationsCurrent } from "../../src/db/migrator.ts";
+import { engineTest } from "../_harness.ts";
+import type { Db } from "../../src/db/schema.ts";
+
+const NAMES = Object.keys(migrations);
+
+/** The database with a plugin that counts the statements run through it. */
+function counted(db: Db): { db: Db; count: () => number } {
+  let n = 0;
+  const plugin: KyselyPlugin = {
+    transformQuery: (args) => {
+      n++;
+      return args.node;
+    },
+    transformResult: (args) => Promise.resolve(args.result),
+  };
+  return { db: db.withPlugin(plugin), count: () => n };
+}
+
+engineTest(
+  "a current database is checked with one statement and nothing is applied",
+  async (h) => {
+    const { db, count } = counted(h.container.db);
+    assert.deepEqual(await migrateToLatest(db), []);
+    assert.equal(count(), 1);
+    assert.equal(await migrationsCurrent(db), true);
+    assert.equal(count(), 2);
+  },
+);
+
+engineTest(
+  "a pending migration is applied, and the database is current only then",
+  async (h) => {
+    const db = h.container.db;
+    // Back to the schema before the last migration.
+    const last = NAMES.at(-1)!;
+    assert.equal(last, "0008_jobs_ungrouped_idx");
+    await sql`drop index jobs_ungrouped_idx`.execute(db);
+    await sql`delete from kysely_migration where name = ${last}`.execute(db);
+    assert.equal(await migrationsCurrent(db), false);
+    assert.deepEqual(await migrateToLatest(db), [last]);
+    assert.equal(await migrationsCurrent(db), true);
+    const index = await sql<{ name: string }>`select name from sqlite_master
+      where type = 'index' and name = 'jobs_ungrouped_idx'`.execute(db);
+    assert.equal(index.rows.length, 1);
+  },
+);
+
+engineTest(
+  "a database without the migration table is not current",
+  async (h) => {
+    assert.equal(await migrationsCurrent(h.container.db), true);
+    await sql`drop table kysely_migration`.execute(h.container.db);
+    assert.equal(await migrationsCurrent(h.container.db), false);
+  },
+);
+
+engineTest(
+  "a database with a migration this code does not know is refused, not taken as current",
+  async (h) => {
+    const db = h.container.db;
+    await sql`insert into kysely_migration (name, timestamp)
+      values ('9999_from_a_newer_version', '2026-11-01T00:00:00.000Z')`
+      .execute(db);
+    await assert.rejects(
+      () => migrateToLatest(db),
+      /Cannot migrate database: .*9999_from_a_newer_version/,
+    );
+    // Every migration this code knows is there, so readiness still holds.
+    assert.equal(await migrationsCurrent(db), true);
+  },
+);
