@@ -2,6 +2,7 @@ import { type SelectQueryBuilder, sql } from "kysely";
 import { prepared } from "../../db/prepared.ts";
 import type { ContactsTable, Database, Executor } from "../../db/schema.ts";
 import { fromJson, toJson } from "../../db/json.ts";
+import { jsonInsertSql, jsonQuery } from "../../db/json_rows.ts";
 import { samePhoneVariants } from "../phones/phone.ts";
 import {
   type Contact,
@@ -40,12 +41,9 @@ function isUniqueViolation(err: unknown): boolean {
   return err instanceof Error && /UNIQUE constraint failed/i.test(err.message);
 }
 
-/** Inserts a contact; null when its phone number or BSUID is already taken in the account. */
-export async function insertContact(
-  db: Executor,
-  contact: Contact,
-): Promise<Contact | null> {
-  const row: ContactsTable = {
+/** The row of a contact as stored. */
+function toContactsRow(contact: Contact): ContactsTable {
+  return {
     id: contact.id,
     account_id: contact.accountId,
     phone_number: contact.phoneNumber,
@@ -61,6 +59,14 @@ export async function insertContact(
     created_at: contact.createdAt,
     updated_at: contact.createdAt,
   };
+}
+
+/** Inserts a contact; null when its phone number or BSUID is already taken in the account. */
+export async function insertContact(
+  db: Executor,
+  contact: Contact,
+): Promise<Contact | null> {
+  const row = toContactsRow(contact);
   try {
     await db.insertInto("contacts").values(row).execute();
   } catch (err) {
@@ -68,6 +74,77 @@ export async function insertContact(
     throw err;
   }
   return toContact(row);
+}
+
+/** Every column, in the order the bulk insert writes them (the type names each one). */
+const CONTACT_COLUMNS = Object.keys(
+  {
+    id: 1,
+    account_id: 1,
+    phone_number: 1,
+    user_id: 1,
+    parent_user_id: 1,
+    username: 1,
+    name: 1,
+    email: 1,
+    tags: 1,
+    custom_fields: 1,
+    opted_in: 1,
+    last_message_at: 1,
+    created_at: 1,
+    updated_at: 1,
+  } satisfies Record<keyof ContactsTable, 1>,
+) as (keyof ContactsTable)[];
+
+const INSERT_CONTACTS_SQL = jsonInsertSql("contacts", CONTACT_COLUMNS);
+
+/**
+ * Inserts many contacts in one statement, `updatedAt` = `lastMessageAt` when
+ * given (a batch writes its new recipients with their message); the caller
+ * has checked, in its write transaction, that none exists yet.
+ */
+export async function insertContacts(
+  db: Executor,
+  contacts: readonly Contact[],
+): Promise<void> {
+  if (contacts.length === 0) return;
+  const rows = contacts.map((c) => {
+    const row = toContactsRow(c);
+    row.updated_at = c.lastMessageAt ?? c.createdAt;
+    return CONTACT_COLUMNS.map((col) => row[col]);
+  });
+  await db.executeQuery(jsonQuery(INSERT_CONTACTS_SQL, rows));
+}
+
+const CONTACTS_BY_PHONES_SQL = `select * from contacts where account_id = ?
+  and phone_number in (select value from json_each(?))`;
+const CONTACTS_BY_USER_IDS_SQL = `select * from contacts where account_id = ?
+  and user_id in (select value from json_each(?))`;
+
+/** The contacts of an account with any of these exact phone numbers (E.164), in one statement. */
+export async function findContactsByPhones(
+  db: Executor,
+  accountId: string,
+  phones: readonly string[],
+): Promise<Contact[]> {
+  if (phones.length === 0) return [];
+  const { rows } = await db.executeQuery(
+    jsonQuery<ContactsTable>(CONTACTS_BY_PHONES_SQL, phones, accountId),
+  );
+  return rows.map(toContact);
+}
+
+/** The contacts of an account with any of these BSUIDs, in one statement. */
+export async function findContactsByUserIds(
+  db: Executor,
+  accountId: string,
+  userIds: readonly string[],
+): Promise<Contact[]> {
+  if (userIds.length === 0) return [];
+  const { rows } = await db.executeQuery(
+    jsonQuery<ContactsTable>(CONTACTS_BY_USER_IDS_SQL, userIds, accountId),
+  );
+  return rows.map(toContact);
 }
 
 /** Deletes a contact (its conversations must have moved first). */

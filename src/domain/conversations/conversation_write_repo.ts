@@ -2,6 +2,7 @@
 // in the caller's transaction, next to the message row it is about.
 import { CompiledQuery, sql } from "kysely";
 import type { ConversationsTable, Executor } from "../../db/schema.ts";
+import { jsonInsertSql, jsonQuery } from "../../db/json_rows.ts";
 import { addMs, toDbTime } from "../../db/time.ts";
 import { SERVICE_WINDOW_HOURS, truncatePreview } from "./conversation.ts";
 
@@ -15,6 +16,49 @@ export async function insertConversation(
     .onConflict((oc) => oc.columns(["contact_id", "channel_id"]).doNothing())
     .executeTakeFirst();
   return Number(result.numInsertedOrUpdatedRows ?? 0) > 0;
+}
+
+/** Every column, in the order the bulk insert writes them (the type names each one). */
+const CONVERSATION_COLUMNS = Object.keys(
+  {
+    id: 1,
+    account_id: 1,
+    contact_id: 1,
+    channel_id: 1,
+    status: 1,
+    assigned_to: 1,
+    last_message_at: 1,
+    last_message_preview: 1,
+    last_message_direction: 1,
+    last_message_status: 1,
+    last_message_id: 1,
+    last_inbound_at: 1,
+    service_window_expires_at: 1,
+    unread_count: 1,
+    referral: 1,
+    created_at: 1,
+    updated_at: 1,
+  } satisfies Record<keyof ConversationsTable, 1>,
+) as (keyof ConversationsTable)[];
+
+const INSERT_CONVERSATIONS_SQL = jsonInsertSql(
+  "conversations",
+  CONVERSATION_COLUMNS,
+);
+
+/**
+ * Inserts many conversations in one statement; the caller has checked, in
+ * its write transaction, that none of their (contact, channel) exists yet.
+ */
+export async function insertConversations(
+  db: Executor,
+  rows: readonly ConversationsTable[],
+): Promise<void> {
+  if (rows.length === 0) return;
+  await db.executeQuery(jsonQuery(
+    INSERT_CONVERSATIONS_SQL,
+    rows.map((row) => CONVERSATION_COLUMNS.map((col) => row[col])),
+  ));
 }
 
 /**
@@ -104,6 +148,49 @@ export async function recordOutbound(
     input.conversationId,
   ]));
   return Number(result.numAffectedRows ?? 0) > 0;
+}
+
+// recordOutbound for many conversations at one time, in one statement: `?1`
+// the time, `?2` the status, `?3` the JSON rows [id, message id, preview].
+const RECORD_OUTBOUND_MANY_SQL = `update conversations set
+  last_message_id = case when coalesce(last_message_at, '') <= ?1
+    then v.message_id else last_message_id end,
+  last_message_preview = case when coalesce(last_message_at, '') <= ?1
+    then v.preview else last_message_preview end,
+  last_message_direction = case when coalesce(last_message_at, '') <= ?1
+    then 'outbound' else last_message_direction end,
+  last_message_status = case when coalesce(last_message_at, '') <= ?1
+    then ?2 else last_message_status end,
+  last_message_at = max(coalesce(last_message_at, ''), ?1),
+  updated_at = max(updated_at, ?1)
+  from (select value ->> 0 as id, value ->> 1 as message_id,
+    value ->> 2 as preview from json_each(?3)) as v
+  where conversations.id = v.id`;
+
+/** recordOutbound() of one message in each of many conversations, all at `at`. */
+export async function recordOutboundMany(
+  db: Executor,
+  input: {
+    status: string;
+    at: Date;
+    last: readonly {
+      conversationId: string;
+      messageId: string;
+      preview: string | null;
+    }[];
+  },
+): Promise<void> {
+  if (input.last.length === 0) return;
+  await db.executeQuery(jsonQuery(
+    RECORD_OUTBOUND_MANY_SQL,
+    input.last.map((l) => [
+      l.conversationId,
+      l.messageId,
+      truncatePreview(l.preview),
+    ]),
+    toDbTime(input.at),
+    input.status,
+  ));
 }
 
 /** Mirrors a message's new status on the conversation, only while it is the last message. */

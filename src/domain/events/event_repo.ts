@@ -1,6 +1,7 @@
 import { sql } from "kysely";
 import type { Selectable } from "kysely";
 import type { EventsTable, Executor } from "../../db/schema.ts";
+import { jsonInsertSql, jsonQuery } from "../../db/json_rows.ts";
 import { deleteInBatches } from "../../db/prune.ts";
 import { toDbTime } from "../../db/time.ts";
 import { newId } from "../../ids.ts";
@@ -56,6 +57,43 @@ export async function insertEventRow(
     created_at: createdAt,
   }).execute();
   return { id, dataText, createdAt };
+}
+
+const INSERT_EVENTS_SQL = jsonInsertSql("events", [
+  "id",
+  "account_id",
+  "type",
+  "data",
+  "created_at",
+]);
+
+/**
+ * insertEventRow() for many events in one statement; their sequence numbers
+ * follow the order given.
+ */
+export async function insertEventRows(
+  db: Executor,
+  events: readonly NewEvent[],
+): Promise<InsertedEvent[]> {
+  if (events.length === 0) return [];
+  const inserted = events.map((event) => ({
+    id: newId(),
+    dataText: JSON.stringify(event.data ?? null),
+    createdAt: typeof event.createdAt === "string"
+      ? event.createdAt
+      : toDbTime(event.createdAt),
+  }));
+  await db.executeQuery(jsonQuery(
+    INSERT_EVENTS_SQL,
+    inserted.map((e, i) => [
+      e.id,
+      events[i]!.accountId,
+      events[i]!.type,
+      e.dataText,
+      e.createdAt,
+    ]),
+  ));
+  return inserted;
 }
 
 /** The account's events after `afterSeq`, oldest first; `limit + 1` rows. */
