@@ -2,7 +2,7 @@ import { type SelectQueryBuilder, sql } from "kysely";
 import { prepared } from "../../db/prepared.ts";
 import type { ContactsTable, Database, Executor } from "../../db/schema.ts";
 import { fromJson, toJson } from "../../db/json.ts";
-import { jsonInsertSql, jsonQuery } from "../../db/json_rows.ts";
+import { insertRowsQueries, jsonQuery } from "../../db/bulk.ts";
 import { samePhoneVariants } from "../phones/phone.ts";
 import {
   type Contact,
@@ -96,10 +96,8 @@ const CONTACT_COLUMNS = Object.keys(
   } satisfies Record<keyof ContactsTable, 1>,
 ) as (keyof ContactsTable)[];
 
-const INSERT_CONTACTS_SQL = jsonInsertSql("contacts", CONTACT_COLUMNS);
-
 /**
- * Inserts many contacts in one statement, `updatedAt` = `lastMessageAt` when
+ * Inserts many contacts (one statement for a batch), `updatedAt` = `lastMessageAt` when
  * given (a batch writes its new recipients with their message); the caller
  * has checked, in its write transaction, that none exists yet.
  */
@@ -113,7 +111,9 @@ export async function insertContacts(
     row.updated_at = c.lastMessageAt ?? c.createdAt;
     return CONTACT_COLUMNS.map((col) => row[col]);
   });
-  await db.executeQuery(jsonQuery(INSERT_CONTACTS_SQL, rows));
+  for (const query of insertRowsQueries("contacts", CONTACT_COLUMNS, rows)) {
+    await db.executeQuery(query);
+  }
 }
 
 const CONTACTS_BY_PHONES_SQL = `select * from contacts where account_id = ?

@@ -2,7 +2,7 @@
 // in the caller's transaction, next to the message row it is about.
 import { CompiledQuery, sql } from "kysely";
 import type { ConversationsTable, Executor } from "../../db/schema.ts";
-import { jsonInsertSql, jsonQuery } from "../../db/json_rows.ts";
+import { insertRowsQueries, jsonQuery } from "../../db/bulk.ts";
 import { addMs, toDbTime } from "../../db/time.ts";
 import { SERVICE_WINDOW_HOURS, truncatePreview } from "./conversation.ts";
 
@@ -41,13 +41,8 @@ const CONVERSATION_COLUMNS = Object.keys(
   } satisfies Record<keyof ConversationsTable, 1>,
 ) as (keyof ConversationsTable)[];
 
-const INSERT_CONVERSATIONS_SQL = jsonInsertSql(
-  "conversations",
-  CONVERSATION_COLUMNS,
-);
-
 /**
- * Inserts many conversations in one statement; the caller has checked, in
+ * Inserts many conversations (one statement for a batch); the caller has checked, in
  * its write transaction, that none of their (contact, channel) exists yet.
  */
 export async function insertConversations(
@@ -55,10 +50,14 @@ export async function insertConversations(
   rows: readonly ConversationsTable[],
 ): Promise<void> {
   if (rows.length === 0) return;
-  await db.executeQuery(jsonQuery(
-    INSERT_CONVERSATIONS_SQL,
-    rows.map((row) => CONVERSATION_COLUMNS.map((col) => row[col])),
-  ));
+  const values = rows.map((row) => CONVERSATION_COLUMNS.map((c) => row[c]));
+  for (
+    const query of insertRowsQueries(
+      "conversations",
+      CONVERSATION_COLUMNS,
+      values,
+    )
+  ) await db.executeQuery(query);
 }
 
 /**
@@ -186,7 +185,8 @@ export async function recordOutboundMany(
     input.last.map((l) => [
       l.conversationId,
       l.messageId,
-      truncatePreview(l.preview),
+      // Well formed, as a bound parameter would be stored (see db/bulk.ts).
+      truncatePreview(l.preview)?.toWellFormed() ?? null,
     ]),
     toDbTime(input.at),
     input.status,

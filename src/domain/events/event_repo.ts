@@ -1,7 +1,7 @@
 import { sql } from "kysely";
 import type { Selectable } from "kysely";
 import type { EventsTable, Executor } from "../../db/schema.ts";
-import { jsonInsertSql, jsonQuery } from "../../db/json_rows.ts";
+import { insertRowsQueries } from "../../db/bulk.ts";
 import { deleteInBatches } from "../../db/prune.ts";
 import { toDbTime } from "../../db/time.ts";
 import { newId } from "../../ids.ts";
@@ -59,16 +59,10 @@ export async function insertEventRow(
   return { id, dataText, createdAt };
 }
 
-const INSERT_EVENTS_SQL = jsonInsertSql("events", [
-  "id",
-  "account_id",
-  "type",
-  "data",
-  "created_at",
-]);
+const EVENT_COLUMNS = ["id", "account_id", "type", "data", "created_at"];
 
 /**
- * insertEventRow() for many events in one statement; their sequence numbers
+ * insertEventRow() for many events (one statement for a batch); their sequence numbers
  * follow the order given.
  */
 export async function insertEventRows(
@@ -83,16 +77,16 @@ export async function insertEventRows(
       ? event.createdAt
       : toDbTime(event.createdAt),
   }));
-  await db.executeQuery(jsonQuery(
-    INSERT_EVENTS_SQL,
-    inserted.map((e, i) => [
-      e.id,
-      events[i]!.accountId,
-      events[i]!.type,
-      e.dataText,
-      e.createdAt,
-    ]),
-  ));
+  const rows = inserted.map((e, i) => [
+    e.id,
+    events[i]!.accountId,
+    events[i]!.type,
+    e.dataText,
+    e.createdAt,
+  ]);
+  for (const query of insertRowsQueries("events", EVENT_COLUMNS, rows)) {
+    await db.executeQuery(query);
+  }
   return inserted;
 }
 
