@@ -19,6 +19,7 @@ const FRESH = "+5491155550003";
 const FRESH_OTHER_SPELLING = "+541155550003"; // the same person without the mobile 9
 const FRESH_2 = "+5491155550004";
 const BSUID = "US.13491208655302741918";
+const NO_SUCH_CHANNEL = "0195f3b2-0000-7000-8000-000000000000";
 
 /** Fresh and existing recipients, repeats within the batch, and items that fail. */
 function items(channelId: string): Record<string, unknown>[] {
@@ -31,7 +32,7 @@ function items(channelId: string): Record<string, unknown>[] {
     textTo("12", "bad phone"),
     { to: FRESH_2, text: { body: "no type" } },
     templateTo(FRESH_OTHER_SPELLING),
-    { ...templateTo(FRESH_2), phoneNumberId: crypto.randomUUID() },
+    { ...templateTo(FRESH_2), phoneNumberId: NO_SUCH_CHANNEL },
     templateTo(FRESH_2, "greeting", ["one", "two"]),
     templateTo(FRESH_2, "no_such_template"),
     templateTo(BSUID),
@@ -147,9 +148,12 @@ for (const engine of ENGINES) {
       await setUp(batched);
       await setUp(single);
 
-      const res = await batched.request("POST", "/api/v2/messages/batch", {
-        body: { messages: items(batched.tenant.channel.id) },
-      });
+      const post = () =>
+        batched.request("POST", "/api/v2/messages/batch", {
+          body: { messages: items(batched.tenant.channel.id) },
+          headers: { "Idempotency-Key": "bulk-1" },
+        });
+      const res = await post();
       assert.equal(res.status, 202, JSON.stringify(res.body));
       const oneByOne: string[] = [];
       for (const body of items(single.tenant.channel.id)) {
@@ -182,6 +186,11 @@ for (const engine of ENGINES) {
       const got = await snapshot(batched);
       const want = await snapshot(single);
       assert.deepEqual(got, want);
+      // The same key again replays the answer and writes nothing.
+      const replay = await post();
+      assert.equal(replay.status, 202);
+      assert.deepEqual(replay.body.data, res.body.data);
+      assert.deepEqual(await snapshot(batched), got);
       // And it is the state described above, not two equally wrong ones.
       assert.deepEqual(got.events.map((e: Json) => e.type), [
         "contact.created",
