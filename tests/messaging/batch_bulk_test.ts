@@ -53,6 +53,14 @@ async function setUp(h: Mh): Promise<void> {
     body: { phoneNumber: KNOWN, name: "Known" },
   });
   assert.equal(res.status, 201, JSON.stringify(res.body));
+  // Deliveries are created, never attempted: the test runs no job.
+  const hook = await h.request("POST", "/api/v2/webhooks", {
+    body: {
+      url: "http://127.0.0.1:9/hook",
+      events: ["contact.created", "conversation.created"],
+    },
+  });
+  assert.equal(hook.status, 201, JSON.stringify(hook.body));
 }
 
 /** Every row and event a send writes, ordered by stable keys, without the engine's own columns. */
@@ -89,7 +97,33 @@ async function snapshot(h: Mh): Promise<Json> {
     ])
     .where("jobs.kind", "=", "message.send")
     .orderBy("messages.client_ref").execute();
+  const deliveries = await db.selectFrom("webhook_deliveries as d")
+    .innerJoin("events as e", "e.id", "d.event_id")
+    .innerJoin(
+      "jobs as j",
+      (j) =>
+        j.onRef(
+          "d.id",
+          "=",
+          (eb) => eb.fn("json_extract", ["j.payload", eb.val("$.deliveryId")]),
+        ),
+    )
+    .select([
+      "d.id",
+      "d.event_id",
+      "d.event",
+      "d.subject_id",
+      "d.root_id",
+      "d.after_root_id",
+      "d.status",
+      "d.attempt",
+      "j.kind",
+      "j.run_at",
+      "j.state",
+    ])
+    .orderBy("e.seq").execute();
   return labelled({
+    deliveries,
     events: events.map((e) => ({ type: e.type, data: JSON.parse(e.data) })),
     contacts,
     conversations,
@@ -206,11 +240,25 @@ for (const engine of ENGINES) {
       assert.equal(got.contacts.length, 4);
       assert.equal(got.conversations.length, 4);
       assert.equal(got.jobs.length, 7);
+      // One delivery per event after the subscription; each conversation.created
+      // of a new contact waits for that contact's contact.created.
+      assert.deepEqual(got.deliveries.map((d: Json) => d.event), [
+        "contact.created",
+        "conversation.created",
+        "conversation.created",
+        "contact.created",
+        "conversation.created",
+      ]);
+      assert.equal(got.deliveries[1].after_root_id, got.deliveries[0].root_id);
+      assert.equal(got.deliveries[2].after_root_id, null);
+      assert.equal(got.deliveries[4].after_root_id, got.deliveries[3].root_id);
       const fresh = got.conversations.find((c: Json) =>
         c.last_message_preview !== null && c.contact_id ===
           got.contacts.find((ct: Json) => ct.phone_number === FRESH).id
       );
-      const lastItem = got.messages.find((m: Json) => m.client_ref === "ref-07");
+      const lastItem = got.messages.find((m: Json) =>
+        m.client_ref === "ref-07"
+      );
       assert.equal(fresh.last_message_id, lastItem.id);
     },
   });
