@@ -1,5 +1,6 @@
 // Many rows in one statement, for the batch path's bulk writes and lookups.
 import { CompiledQuery } from "kysely";
+import type { Executor } from "./schema.ts";
 
 /** SQLite's default limit on bound variables per statement (since 3.32). */
 const MAX_VARIABLES = 32_766;
@@ -21,26 +22,25 @@ function insertText(table: string, columns: readonly string[], n: number) {
 }
 
 /**
- * The multi-row inserts of `rows` (each the values of `columns` in order), as
- * few statements as SQLite's variable limit allows (one for any batch of up
+ * Inserts `rows` (each the values of `columns` in order) with multi-row
+ * inserts, as few as SQLite's variable limit allows (one for any batch of up
  * to 100 rows); rows go in the order given, so autoincrement keys follow it.
  * Bound values, not JSON unpacked by SQLite: `value ->> i` over json_each
  * cost 4x the CPU per row of 17 columns.
  */
-export function insertRowsQueries(
+export async function insertRows(
+  db: Executor,
   table: string,
   columns: readonly string[],
   rows: readonly (readonly unknown[])[],
-): CompiledQuery[] {
+): Promise<void> {
   const per = Math.floor(MAX_VARIABLES / columns.length);
-  const queries: CompiledQuery[] = [];
   for (let i = 0; i < rows.length; i += per) {
     const chunk = rows.slice(i, i + per);
-    queries.push(
+    await db.executeQuery(
       CompiledQuery.raw(insertText(table, columns, chunk.length), chunk.flat()),
     );
   }
-  return queries;
 }
 
 /**

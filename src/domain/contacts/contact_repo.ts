@@ -2,7 +2,7 @@ import { type SelectQueryBuilder, sql } from "kysely";
 import { prepared } from "../../db/prepared.ts";
 import type { ContactsTable, Database, Executor } from "../../db/schema.ts";
 import { fromJson, toJson } from "../../db/json.ts";
-import { insertRowsQueries, jsonQuery } from "../../db/bulk.ts";
+import { insertRows, jsonQuery } from "../../db/bulk.ts";
 import { samePhoneVariants } from "../phones/phone.ts";
 import {
   type Contact,
@@ -97,52 +97,43 @@ const CONTACT_COLUMNS = Object.keys(
 ) as (keyof ContactsTable)[];
 
 /**
- * Inserts many contacts (one statement for a batch), `updatedAt` = `lastMessageAt` when
- * given (a batch writes its new recipients with their message); the caller
- * has checked, in its write transaction, that none exists yet.
+ * Inserts many contacts (one statement for a batch), updated at their
+ * `lastMessageAt` when they have one (a batch writes its new recipients with
+ * their message); the caller has checked, in its write transaction, that
+ * none exists yet.
  */
 export async function insertContacts(
   db: Executor,
   contacts: readonly Contact[],
 ): Promise<void> {
-  if (contacts.length === 0) return;
   const rows = contacts.map((c) => {
     const row = toContactsRow(c);
     row.updated_at = c.lastMessageAt ?? c.createdAt;
     return CONTACT_COLUMNS.map((col) => row[col]);
   });
-  for (const query of insertRowsQueries("contacts", CONTACT_COLUMNS, rows)) {
-    await db.executeQuery(query);
-  }
+  await insertRows(db, "contacts", CONTACT_COLUMNS, rows);
 }
 
-const CONTACTS_BY_PHONES_SQL = `select * from contacts where account_id = ?
-  and phone_number in (select value from json_each(?))`;
-const CONTACTS_BY_USER_IDS_SQL = `select * from contacts where account_id = ?
-  and user_id in (select value from json_each(?))`;
+const CONTACTS_BY_SQL = {
+  phone_number: `select * from contacts where account_id = ?
+    and phone_number in (select value from json_each(?))`,
+  user_id: `select * from contacts where account_id = ?
+    and user_id in (select value from json_each(?))`,
+};
 
-/** The contacts of an account with any of these exact phone numbers (E.164), in one statement. */
-export async function findContactsByPhones(
+/**
+ * The contacts of an account with any of these exact phone numbers (E.164)
+ * or BSUIDs, in one statement (none for no values).
+ */
+export async function findContactsBy(
   db: Executor,
   accountId: string,
-  phones: readonly string[],
+  column: keyof typeof CONTACTS_BY_SQL,
+  values: readonly string[],
 ): Promise<Contact[]> {
-  if (phones.length === 0) return [];
+  if (values.length === 0) return [];
   const { rows } = await db.executeQuery(
-    jsonQuery<ContactsTable>(CONTACTS_BY_PHONES_SQL, phones, accountId),
-  );
-  return rows.map(toContact);
-}
-
-/** The contacts of an account with any of these BSUIDs, in one statement. */
-export async function findContactsByUserIds(
-  db: Executor,
-  accountId: string,
-  userIds: readonly string[],
-): Promise<Contact[]> {
-  if (userIds.length === 0) return [];
-  const { rows } = await db.executeQuery(
-    jsonQuery<ContactsTable>(CONTACTS_BY_USER_IDS_SQL, userIds, accountId),
+    jsonQuery<ContactsTable>(CONTACTS_BY_SQL[column], values, accountId),
   );
   return rows.map(toContact);
 }

@@ -10,7 +10,10 @@ import {
   findConversation,
   findConversationForContact,
 } from "./conversation_repo.ts";
-import { insertConversation } from "./conversation_write_repo.ts";
+import {
+  insertConversation,
+  openConversationRow,
+} from "./conversation_write_repo.ts";
 
 /**
  * The conversation of a contact on a channel, created `open` when missing
@@ -29,25 +32,10 @@ export async function findOrCreateConversation(
   if (existing) return { conversation: existing, created: false };
   const at = toDbTime(input.now);
   const id = newId();
-  const inserted = await insertConversation(trx, {
-    id,
-    account_id: input.accountId,
-    contact_id: input.contactId,
-    channel_id: input.channelId,
-    status: "open",
-    assigned_to: null,
-    last_message_at: null,
-    last_message_preview: null,
-    last_message_direction: null,
-    last_message_status: null,
-    last_message_id: null,
-    last_inbound_at: null,
-    service_window_expires_at: null,
-    unread_count: 0,
-    referral: null,
-    created_at: at,
-    updated_at: at,
-  });
+  const inserted = await insertConversation(
+    trx,
+    openConversationRow({ ...input, id, at }),
+  );
   const conversation = inserted
     ? await findConversation(trx, { accountId: input.accountId }, id)
     : await findConversationForContact(trx, input);

@@ -1,7 +1,7 @@
 import { sql } from "kysely";
 import type { Selectable } from "kysely";
 import type { EventsTable, Executor } from "../../db/schema.ts";
-import { insertRowsQueries } from "../../db/bulk.ts";
+import { insertRows } from "../../db/bulk.ts";
 import { deleteInBatches } from "../../db/prune.ts";
 import { toDbTime } from "../../db/time.ts";
 import { newId } from "../../ids.ts";
@@ -69,7 +69,6 @@ export async function insertEventRows(
   db: Executor,
   events: readonly NewEvent[],
 ): Promise<InsertedEvent[]> {
-  if (events.length === 0) return [];
   const inserted = events.map((event) => ({
     id: newId(),
     dataText: JSON.stringify(event.data ?? null),
@@ -84,9 +83,7 @@ export async function insertEventRows(
     e.dataText,
     e.createdAt,
   ]);
-  for (const query of insertRowsQueries("events", EVENT_COLUMNS, rows)) {
-    await db.executeQuery(query);
-  }
+  await insertRows(db, "events", EVENT_COLUMNS, rows);
   return inserted;
 }
 

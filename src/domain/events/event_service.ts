@@ -57,6 +57,7 @@ export async function recordEvents(
   accountId: string,
   events: readonly Omit<NewEvent, "accountId">[],
 ): Promise<string[]> {
+  if (events.length === 0) return [];
   const all = events.map((e) => ({ ...e, accountId }));
   const inserted = await insertEventRows(trx, all);
   const wanted = new Set(

@@ -8,12 +8,8 @@ import type { Executor } from "../../db/schema.ts";
 import { toDbTime } from "../../db/time.ts";
 import { newId } from "../../ids.ts";
 import { samePhoneVariants } from "../phones/phone.ts";
-import { type Contact, contactView } from "../contacts/contact.ts";
-import {
-  findContactsByPhones,
-  findContactsByUserIds,
-  insertContacts,
-} from "../contacts/contact_repo.ts";
+import { type Contact, contactView, newContact } from "../contacts/contact.ts";
+import { findContactsBy, insertContacts } from "../contacts/contact_repo.ts";
 import {
   type Conversation,
   truncatePreview,
@@ -22,7 +18,10 @@ import {
   findConversationsOfContacts,
   toConversation,
 } from "../conversations/conversation_repo.ts";
-import { insertConversations } from "../conversations/conversation_write_repo.ts";
+import {
+  insertConversations,
+  openConversationRow,
+} from "../conversations/conversation_write_repo.ts";
 import { type NewEvent, recordEvents } from "../events/event_service.ts";
 import type { SendMessageInput } from "./outbound_schema.ts";
 import {
@@ -74,8 +73,8 @@ export class BatchRecipients {
       else for (const v of samePhoneVariants(r.phone!)) phones.add(v);
     }
     const found = [
-      ...await findContactsByPhones(trx, ctx.accountId, [...phones]),
-      ...await findContactsByUserIds(trx, ctx.accountId, [...userIds]),
+      ...await findContactsBy(trx, ctx.accountId, "phone_number", [...phones]),
+      ...await findContactsBy(trx, ctx.accountId, "user_id", [...userIds]),
     ];
     for (const contact of found) batch.#know(contact);
     const conversations = await findConversationsOfContacts(
@@ -114,21 +113,13 @@ export class BatchRecipients {
   /** A new contact as findOrCreateContact makes it (its contact.created queued). */
   createContact(r: Recipient): Contact {
     const at = toDbTime(this.now);
-    const contact: Contact = {
+    const contact = newContact({
       id: newId(),
       accountId: this.accountId,
       phoneNumber: r.phone,
       userId: r.userId,
-      parentUserId: null,
-      username: null,
-      name: null,
-      email: null,
-      tags: [],
-      customFields: {},
-      optedIn: true,
-      lastMessageAt: null,
       createdAt: at,
-    };
+    });
     this.#know(contact);
     this.#newContacts.push(contact);
     this.#events.push({
@@ -143,23 +134,13 @@ export class BatchRecipients {
   createConversation(contact: Contact, channelId: string): Conversation {
     const at = toDbTime(this.now);
     const conversation = toConversation({
-      id: newId(),
-      account_id: this.accountId,
-      contact_id: contact.id,
-      channel_id: channelId,
-      status: "open",
-      assigned_to: null,
-      last_message_at: null,
-      last_message_preview: null,
-      last_message_direction: null,
-      last_message_status: null,
-      last_message_id: null,
-      last_inbound_at: null,
-      service_window_expires_at: null,
-      unread_count: 0,
-      referral: null,
-      created_at: at,
-      updated_at: at,
+      ...openConversationRow({
+        id: newId(),
+        accountId: this.accountId,
+        contactId: contact.id,
+        channelId,
+        at,
+      }),
       contact_phone_number: contact.phoneNumber,
       contact_user_id: contact.userId,
       contact_username: contact.username,
@@ -196,22 +177,18 @@ export class BatchRecipients {
       this.#newConversations.map((c) => {
         const l = lastOf.get(c.id)!;
         return {
-          id: c.id,
-          account_id: this.accountId,
-          contact_id: c.contactId,
-          channel_id: c.phoneNumberId,
-          status: c.status,
-          assigned_to: null,
+          ...openConversationRow({
+            id: c.id,
+            accountId: this.accountId,
+            contactId: c.contactId,
+            channelId: c.phoneNumberId,
+            at: c.createdAt,
+          }),
           last_message_at: at,
           last_message_preview: truncatePreview(l.preview),
           last_message_direction: "outbound",
           last_message_status: "queued",
           last_message_id: l.messageId,
-          last_inbound_at: null,
-          service_window_expires_at: null,
-          unread_count: 0,
-          referral: null,
-          created_at: c.createdAt,
           updated_at: at,
         };
       }),

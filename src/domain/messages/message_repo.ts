@@ -1,6 +1,6 @@
-import { CompiledQuery } from "kysely";
 import type { Executor, MessagesTable } from "../../db/schema.ts";
 import { toJson } from "../../db/json.ts";
+import { insertRows } from "../../db/bulk.ts";
 import type {
   Message,
   MessageDirection,
@@ -10,8 +10,6 @@ import type {
 import { parseDetails } from "./message_details.ts";
 
 export type MessageRow = MessagesTable;
-
-const INSERT_CHUNK = 50;
 
 /** Every column, in the order the insert binds them (the type names each one). */
 const MESSAGE_COLUMNS = Object.keys(
@@ -43,33 +41,18 @@ const MESSAGE_COLUMNS = Object.keys(
   } satisfies Record<keyof MessageRow, 1>,
 ) as (keyof MessageRow)[];
 
-/** The insert of `n` rows, written once per size: no query building per send. */
-const insertSql = new Map<number, string>();
-
-function insertSqlFor(n: number): string {
-  let text = insertSql.get(n);
-  if (!text) {
-    const row = `(${MESSAGE_COLUMNS.map(() => "?").join(", ")})`;
-    text = `insert into messages (${MESSAGE_COLUMNS.join(", ")}) values ${
-      Array.from({ length: n }, () => row).join(", ")
-    }`;
-    insertSql.set(n, text);
-  }
-  return text;
-}
-
+/** Inserts message rows, many in one statement (db/bulk.ts): no query building per send. */
 export async function insertMessages(
   db: Executor,
   messages: Message[],
 ): Promise<void> {
   const rows = messages.map(toMessageRow);
-  for (let i = 0; i < rows.length; i += INSERT_CHUNK) {
-    const chunk = rows.slice(i, i + INSERT_CHUNK);
-    const params = chunk.flatMap((row) => MESSAGE_COLUMNS.map((c) => row[c]));
-    await db.executeQuery(
-      CompiledQuery.raw(insertSqlFor(chunk.length), params),
-    );
-  }
+  await insertRows(
+    db,
+    "messages",
+    MESSAGE_COLUMNS,
+    rows.map((row) => MESSAGE_COLUMNS.map((c) => row[c])),
+  );
 }
 
 export async function findMessageById(
