@@ -136,6 +136,43 @@ export async function enqueueMany(
   await enqueueManyUnchecked(db, jobs.map(withDefaults), now);
 }
 
+/** The columns of a job row in toRow's order, and the insert of n rows by n. */
+const BULK_JOB_COLUMNS = Object.keys(
+  toRow({ kind: "", priority: 0, payload: null }, new Date(0)),
+) as (keyof JobsTable)[];
+const bulkJobInserts = new Map<number, string>();
+
+/**
+ * enqueueMany() with statements written once per row count instead of built
+ * per call (the batch path: up to 100 jobs a request, where building them
+ * cost about half the insert). Unlike enqueueMany(), the JobInsertHook does
+ * not see these inserts: the caller wakes the pools after its commit.
+ */
+export async function enqueueManyCompiled(
+  db: Executor,
+  jobs: readonly EnqueueInput[],
+  now: Date,
+): Promise<void> {
+  for (let i = 0; i < jobs.length; i += INSERT_CHUNK) {
+    const rows = jobs.slice(i, i + INSERT_CHUNK)
+      .map((j) => toRow(withDefaults(j), now));
+    let text = bulkJobInserts.get(rows.length);
+    if (!text) {
+      const row = `(${BULK_JOB_COLUMNS.map(() => "?").join(", ")})`;
+      text = `insert into jobs (${BULK_JOB_COLUMNS.join(", ")}) values ${
+        rows.map(() => row).join(", ")
+      } on conflict do nothing`;
+      bulkJobInserts.set(rows.length, text);
+    }
+    await db.executeQuery(
+      CompiledQuery.raw(
+        text,
+        rows.flatMap((r) => BULK_JOB_COLUMNS.map((c) => r[c])),
+      ),
+    );
+  }
+}
+
 /**
  * enqueue() for any kind string, outside JOB_KINDS: the queue's own tests and
  * benchmarks, whose pools are given their handlers directly.

@@ -4,7 +4,7 @@ import type { Executor } from "../../db/schema.ts";
 import type { Clock } from "../../clock.ts";
 import type { LookupCache } from "../../db/lookup_cache.ts";
 import { toDbTime } from "../../db/time.ts";
-import { enqueueMany } from "../../jobs/queue.ts";
+import { enqueueMany, enqueueManyCompiled } from "../../jobs/queue.ts";
 import {
   recordOutbound,
   recordOutboundMany,
@@ -221,7 +221,8 @@ export async function acceptBatch(
     last: existing,
   });
   await touchContactsLastMessage(trx, existingContactIds, toDbTime(ctx.now));
-  await enqueueMany(trx, sendJobs(rows, "batch", runAt), ctx.now);
+  // sendBatch wakes the batch pool after the commit.
+  await enqueueManyCompiled(trx, sendJobs(rows, "batch", runAt), ctx.now);
   return {
     accepted: rows.length,
     skipped: items.filter((i) => i.result === "skipped").length,
