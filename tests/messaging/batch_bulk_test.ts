@@ -4,6 +4,7 @@
 import assert from "node:assert/strict";
 import { ENGINES } from "../_harness.ts";
 import { createMessagingHarness } from "../_support/messaging.ts";
+import { ManualClock } from "../../src/clock.ts";
 import {
   customerWrites,
   type Json,
@@ -177,8 +178,18 @@ for (const engine of ENGINES) {
     sanitizeOps: false,
     sanitizeResources: false,
     fn: async () => {
-      await using batched = await createMessagingHarness({ engine });
-      await using single = await createMessagingHarness({ engine });
+      // One start for both clocks, behind the simulator's: the customer's
+      // message is stamped with the simulator's (system) time, which the
+      // server caps at its own clock, so both databases get the same times.
+      const start = Date.now() - 3_600_000;
+      await using batched = await createMessagingHarness({
+        engine,
+        clock: new ManualClock(new Date(start)),
+      });
+      await using single = await createMessagingHarness({
+        engine,
+        clock: new ManualClock(new Date(start)),
+      });
       await setUp(batched);
       await setUp(single);
 
