@@ -1,6 +1,6 @@
 // Many rows in one statement, for the batch path's bulk writes and lookups.
 import { CompiledQuery } from "kysely";
-import type { Executor } from "./schema.ts";
+import type { Database, Executor } from "./schema.ts";
 
 /** SQLite's default limit on bound variables per statement (since 3.32). */
 const MAX_VARIABLES = 32_766;
@@ -22,23 +22,28 @@ function insertText(table: string, columns: readonly string[], n: number) {
 }
 
 /**
- * Inserts `rows` (each the values of `columns` in order) with multi-row
- * inserts, as few as SQLite's variable limit allows (one for any batch of up
- * to 100 rows); rows go in the order given, so autoincrement keys follow it.
- * Bound values, not JSON unpacked by SQLite: `value ->> i` over json_each
- * cost 4x the CPU per row of 17 columns.
+ * Inserts `rows` of `table` with multi-row inserts, as few as SQLite's
+ * variable limit allows (one for any batch of up to 100 rows); rows go in the
+ * order given, so autoincrement keys follow it. The columns are the keys of
+ * the first row: rows must come from code (a table row type), never from a
+ * request. Bound values, not JSON unpacked by SQLite: `value ->> i` over
+ * json_each cost 4x the CPU per row of 17 columns.
  */
-export async function insertRows(
+export async function insertRows<R extends object>(
   db: Executor,
-  table: string,
-  columns: readonly string[],
-  rows: readonly (readonly unknown[])[],
+  table: keyof Database,
+  rows: readonly R[],
 ): Promise<void> {
+  if (rows.length === 0) return;
+  const columns = Object.keys(rows[0]!) as (keyof R & string)[];
   const per = Math.floor(MAX_VARIABLES / columns.length);
   for (let i = 0; i < rows.length; i += per) {
     const chunk = rows.slice(i, i + per);
     await db.executeQuery(
-      CompiledQuery.raw(insertText(table, columns, chunk.length), chunk.flat()),
+      CompiledQuery.raw(
+        insertText(table, columns, chunk.length),
+        chunk.flatMap((row) => columns.map((c) => row[c])),
+      ),
     );
   }
 }

@@ -76,26 +76,6 @@ export async function insertContact(
   return toContact(row);
 }
 
-/** Every column, in the order the bulk insert writes them (the type names each one). */
-const CONTACT_COLUMNS = Object.keys(
-  {
-    id: 1,
-    account_id: 1,
-    phone_number: 1,
-    user_id: 1,
-    parent_user_id: 1,
-    username: 1,
-    name: 1,
-    email: 1,
-    tags: 1,
-    custom_fields: 1,
-    opted_in: 1,
-    last_message_at: 1,
-    created_at: 1,
-    updated_at: 1,
-  } satisfies Record<keyof ContactsTable, 1>,
-) as (keyof ContactsTable)[];
-
 /**
  * Inserts many contacts (one statement for a batch), updated at their
  * `lastMessageAt` when they have one (a batch writes its new recipients with
@@ -106,12 +86,14 @@ export async function insertContacts(
   db: Executor,
   contacts: readonly Contact[],
 ): Promise<void> {
-  const rows = contacts.map((c) => {
-    const row = toContactsRow(c);
-    row.updated_at = c.lastMessageAt ?? c.createdAt;
-    return CONTACT_COLUMNS.map((col) => row[col]);
-  });
-  await insertRows(db, "contacts", CONTACT_COLUMNS, rows);
+  await insertRows(
+    db,
+    "contacts",
+    contacts.map((c) => ({
+      ...toContactsRow(c),
+      updated_at: c.lastMessageAt ?? c.createdAt,
+    })),
+  );
 }
 
 const CONTACTS_BY_SQL = {

@@ -47,29 +47,6 @@ export async function insertConversation(
   return Number(result.numInsertedOrUpdatedRows ?? 0) > 0;
 }
 
-/** Every column, in the order the bulk insert writes them (the type names each one). */
-const CONVERSATION_COLUMNS = Object.keys(
-  {
-    id: 1,
-    account_id: 1,
-    contact_id: 1,
-    channel_id: 1,
-    status: 1,
-    assigned_to: 1,
-    last_message_at: 1,
-    last_message_preview: 1,
-    last_message_direction: 1,
-    last_message_status: 1,
-    last_message_id: 1,
-    last_inbound_at: 1,
-    service_window_expires_at: 1,
-    unread_count: 1,
-    referral: 1,
-    created_at: 1,
-    updated_at: 1,
-  } satisfies Record<keyof ConversationsTable, 1>,
-) as (keyof ConversationsTable)[];
-
 /**
  * Inserts many conversations (one statement for a batch); the caller has checked, in
  * its write transaction, that none of their (contact, channel) exists yet.
@@ -78,12 +55,7 @@ export async function insertConversations(
   db: Executor,
   rows: readonly ConversationsTable[],
 ): Promise<void> {
-  await insertRows(
-    db,
-    "conversations",
-    CONVERSATION_COLUMNS,
-    rows.map((row) => CONVERSATION_COLUMNS.map((c) => row[c])),
-  );
+  await insertRows(db, "conversations", rows);
 }
 
 /**

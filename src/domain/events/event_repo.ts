@@ -59,8 +59,6 @@ export async function insertEventRow(
   return { id, dataText, createdAt };
 }
 
-const EVENT_COLUMNS = ["id", "account_id", "type", "data", "created_at"];
-
 /**
  * insertEventRow() for many events (one statement for a batch); their sequence numbers
  * follow the order given.
@@ -76,14 +74,17 @@ export async function insertEventRows(
       ? event.createdAt
       : toDbTime(event.createdAt),
   }));
-  const rows = inserted.map((e, i) => [
-    e.id,
-    events[i]!.accountId,
-    events[i]!.type,
-    e.dataText,
-    e.createdAt,
-  ]);
-  await insertRows(db, "events", EVENT_COLUMNS, rows);
+  await insertRows(
+    db,
+    "events",
+    inserted.map((e, i) => ({
+      id: e.id,
+      account_id: events[i]!.accountId,
+      type: events[i]!.type,
+      data: e.dataText,
+      created_at: e.createdAt,
+    })),
+  );
   return inserted;
 }
 

@@ -11,48 +11,12 @@ import { parseDetails } from "./message_details.ts";
 
 export type MessageRow = MessagesTable;
 
-/** Every column, in the order the insert binds them (the type names each one). */
-const MESSAGE_COLUMNS = Object.keys(
-  {
-    id: 1,
-    account_id: 1,
-    conversation_id: 1,
-    contact_id: 1,
-    channel_id: 1,
-    direction: 1,
-    type: 1,
-    content: 1,
-    status: 1,
-    wa_message_id: 1,
-    error_code: 1,
-    error_message: 1,
-    origin: 1,
-    sent_by_ai: 1,
-    campaign_id: 1,
-    client_ref: 1,
-    media_id: 1,
-    media_key: 1,
-    lane: 1,
-    context_wa_message_id: 1,
-    upstream_timestamp: 1,
-    details: 1,
-    created_at: 1,
-    updated_at: 1,
-  } satisfies Record<keyof MessageRow, 1>,
-) as (keyof MessageRow)[];
-
 /** Inserts message rows, many in one statement (db/bulk.ts): no query building per send. */
 export async function insertMessages(
   db: Executor,
   messages: Message[],
 ): Promise<void> {
-  const rows = messages.map(toMessageRow);
-  await insertRows(
-    db,
-    "messages",
-    MESSAGE_COLUMNS,
-    rows.map((row) => MESSAGE_COLUMNS.map((c) => row[c])),
-  );
+  await insertRows(db, "messages", messages.map(toMessageRow));
 }
 
 export async function findMessageById(
