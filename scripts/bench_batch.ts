@@ -16,6 +16,7 @@ import {
   startDevServer,
   summary,
 } from "./_bench.ts";
+import { cpuMs } from "./_bench_serve.ts";
 
 const flags = numberFlags({ concurrency: 4, duration: 10, size: 100 });
 const MAX_BATCHES = 20_000;
@@ -49,6 +50,7 @@ try {
     throw new Error(`Warm-up batch failed: ${JSON.stringify(warm.body)}`);
   }
   let accepted = 0;
+  const cpuStart = cpuMs(server.pid);
   const result = await runLoad({
     concurrency: flags.concurrency,
     durationMs: flags.duration * 1000,
@@ -64,6 +66,7 @@ try {
       }
     },
   });
+  const cpu = cpuMs(server.pid) - cpuStart;
   const s = summary(result.latencies);
   const seconds = result.elapsedMs / 1000;
   console.log(
@@ -75,6 +78,9 @@ try {
       (accepted / seconds).toFixed(1)
     } accepted messages/s
   latency:      per batch p50 ${ms(s.p50)}  p99 ${ms(s.p99)}  max ${ms(s.max)}
+  server CPU:   ${cpu.toFixed(0)} ms, ${
+      (cpu / Math.max(accepted, 1)).toFixed(3)
+    } ms per accepted message (the background sends included)
   note:         the workers send the queued batch messages in the background during the
                 run (80 msg/s on the one channel), in the same process.`,
   );

@@ -23,6 +23,34 @@ export interface Contact {
   createdAt: string;
 }
 
+/** A contact known only by its identity: opted in, no tags or fields, no message yet. */
+export function newContact(input: {
+  id: string;
+  accountId: string;
+  phoneNumber?: string | null | undefined;
+  userId?: string | null | undefined;
+  parentUserId?: string | null | undefined;
+  username?: string | null | undefined;
+  name?: string | null | undefined;
+  createdAt: string;
+}): Contact {
+  return {
+    id: input.id,
+    accountId: input.accountId,
+    phoneNumber: input.phoneNumber ?? null,
+    userId: input.userId ?? null,
+    parentUserId: input.parentUserId ?? null,
+    username: input.username ?? null,
+    name: input.name ?? null,
+    email: null,
+    tags: [],
+    customFields: {},
+    optedIn: true,
+    lastMessageAt: null,
+    createdAt: input.createdAt,
+  };
+}
+
 /** The Contact of the API and of `contact.created` events. */
 export interface ContactView {
   id: string;

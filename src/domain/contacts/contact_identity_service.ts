@@ -5,7 +5,12 @@ import { toDbTime } from "../../db/time.ts";
 import { newId } from "../../ids.ts";
 import { recordEvent } from "../events/event_service.ts";
 import { moveContactConversations } from "../conversations/conversation_write_repo.ts";
-import { type Contact, contactView, mergeCustomFields } from "./contact.ts";
+import {
+  type Contact,
+  contactView,
+  mergeCustomFields,
+  newContact,
+} from "./contact.ts";
 import * as repo from "./contact_repo.ts";
 
 /** What a payload or a send says about a person; at least one of phone number and userId. */
@@ -154,21 +159,10 @@ export async function createMissingContact(
   input: ContactIdentity,
 ): Promise<{ contact: Contact; created: boolean }> {
   const at = toDbTime(input.now);
-  const inserted = await repo.insertContact(trx, {
-    id: newId(),
-    accountId: input.accountId,
-    phoneNumber: input.phoneNumber ?? null,
-    userId: input.userId ?? null,
-    parentUserId: input.parentUserId ?? null,
-    username: input.username ?? null,
-    name: input.name ?? null,
-    email: null,
-    tags: [],
-    customFields: {},
-    optedIn: true,
-    lastMessageAt: null,
-    createdAt: at,
-  });
+  const inserted = await repo.insertContact(
+    trx,
+    newContact({ ...input, id: newId(), createdAt: at }),
+  );
   if (!inserted) {
     // Another writer created it between the lookup and the insert.
     const raced = await lookup(trx, input);

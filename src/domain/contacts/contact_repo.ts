@@ -2,6 +2,7 @@ import { type SelectQueryBuilder, sql } from "kysely";
 import { insertRow, prepared } from "../../db/prepared.ts";
 import type { ContactsTable, Database, Executor } from "../../db/schema.ts";
 import { fromJson, toJson } from "../../db/json.ts";
+import { insertRows, jsonQuery } from "../../db/bulk.ts";
 import { samePhoneVariants } from "../phones/phone.ts";
 import {
   type Contact,
@@ -40,12 +41,9 @@ function isUniqueViolation(err: unknown): boolean {
   return err instanceof Error && /UNIQUE constraint failed/i.test(err.message);
 }
 
-/** Inserts a contact; null when its phone number or BSUID is already taken in the account. */
-export async function insertContact(
-  db: Executor,
-  contact: Contact,
-): Promise<Contact | null> {
-  const row: ContactsTable = {
+/** The row of a contact as stored. */
+function toContactsRow(contact: Contact): ContactsTable {
+  return {
     id: contact.id,
     account_id: contact.accountId,
     phone_number: contact.phoneNumber,
@@ -61,6 +59,14 @@ export async function insertContact(
     created_at: contact.createdAt,
     updated_at: contact.createdAt,
   };
+}
+
+/** Inserts a contact; null when its phone number or BSUID is already taken in the account. */
+export async function insertContact(
+  db: Executor,
+  contact: Contact,
+): Promise<Contact | null> {
+  const row = toContactsRow(contact);
   try {
     await db.executeQuery(insertRow("contacts", row));
   } catch (err) {
@@ -68,6 +74,50 @@ export async function insertContact(
     throw err;
   }
   return toContact(row);
+}
+
+/**
+ * Inserts many contacts (one statement for a batch), updated at their
+ * `lastMessageAt` when they have one (a batch writes its new recipients with
+ * their message); the caller has checked, in its write transaction, that
+ * none exists yet.
+ */
+export async function insertContacts(
+  db: Executor,
+  contacts: readonly Contact[],
+): Promise<void> {
+  await insertRows(
+    db,
+    "contacts",
+    contacts.map((c) => ({
+      ...toContactsRow(c),
+      updated_at: c.lastMessageAt ?? c.createdAt,
+    })),
+  );
+}
+
+const CONTACTS_BY_SQL = {
+  phone_number: `select * from contacts where account_id = ?
+    and phone_number in (select value from json_each(?))`,
+  user_id: `select * from contacts where account_id = ?
+    and user_id in (select value from json_each(?))`,
+};
+
+/**
+ * The contacts of an account with any of these exact phone numbers (E.164)
+ * or BSUIDs, in one statement (none for no values).
+ */
+export async function findContactsBy(
+  db: Executor,
+  accountId: string,
+  column: keyof typeof CONTACTS_BY_SQL,
+  values: readonly string[],
+): Promise<Contact[]> {
+  if (values.length === 0) return [];
+  const { rows } = await db.executeQuery(
+    jsonQuery<ContactsTable>(CONTACTS_BY_SQL[column], values, accountId),
+  );
+  return rows.map(toContact);
 }
 
 /** Deletes a contact (its conversations must have moved first). */

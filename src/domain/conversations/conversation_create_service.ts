@@ -10,7 +10,10 @@ import {
   findConversation,
   findConversationForContact,
 } from "./conversation_repo.ts";
-import { insertConversation } from "./conversation_write_repo.ts";
+import {
+  insertConversation,
+  openConversationRow,
+} from "./conversation_write_repo.ts";
 
 /** A contact's conversation on a channel (null: no channel), and when it is asked for. */
 interface NewConversation {
@@ -45,25 +48,10 @@ export async function createMissingConversation(
 ): Promise<{ conversation: Conversation; created: boolean }> {
   const at = toDbTime(input.now);
   const id = newId();
-  const inserted = await insertConversation(trx, {
-    id,
-    account_id: input.accountId,
-    contact_id: input.contactId,
-    channel_id: input.channelId,
-    status: "open",
-    assigned_to: null,
-    last_message_at: null,
-    last_message_preview: null,
-    last_message_direction: null,
-    last_message_status: null,
-    last_message_id: null,
-    last_inbound_at: null,
-    service_window_expires_at: null,
-    unread_count: 0,
-    referral: null,
-    created_at: at,
-    updated_at: at,
-  });
+  const inserted = await insertConversation(
+    trx,
+    openConversationRow({ ...input, id, at }),
+  );
   const conversation = inserted
     ? await findConversation(trx, { accountId: input.accountId }, id)
     : await findConversationForContact(trx, input);

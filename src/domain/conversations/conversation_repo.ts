@@ -308,3 +308,30 @@ export async function findConversationForContact(
     .executeTakeFirst();
   return row ? toConversation(row) : undefined;
 }
+
+// A batch looks up the conversations of all its known recipients at once.
+const conversationsOfContacts = prepared<
+  "accountId" | "contactIds",
+  ConversationRow
+>((db, p) =>
+  visibleConversations(db, { accountId: p("accountId") })
+    .where(
+      "cv.contact_id",
+      "in",
+      sql<string>`(select value from json_each(${p("contactIds")}))`,
+    )
+);
+
+/** Every conversation (any channel) of these contacts, in one statement. */
+export async function findConversationsOfContacts(
+  db: Executor,
+  accountId: string,
+  contactIds: readonly string[],
+): Promise<Conversation[]> {
+  if (contactIds.length === 0) return [];
+  const { rows } = await db.executeQuery(conversationsOfContacts(db, {
+    accountId,
+    contactIds: JSON.stringify(contactIds),
+  }));
+  return rows.map(toConversation);
+}

@@ -22,6 +22,7 @@ export { findOrCreateConversation } from "./conversation_create_service.ts";
 export {
   recordInbound,
   recordOutbound,
+  recordOutboundMany,
   resetUnread,
   updateLastMessageStatus,
 } from "./conversation_write_repo.ts";

@@ -2,9 +2,39 @@
 // in the caller's transaction, next to the message row it is about.
 import { CompiledQuery, sql } from "kysely";
 import type { ConversationsTable, Executor } from "../../db/schema.ts";
+import { insertRows, jsonQuery } from "../../db/bulk.ts";
 import { addMs, toDbTime } from "../../db/time.ts";
 import { insertRow } from "../../db/prepared.ts";
 import { SERVICE_WINDOW_HOURS, truncatePreview } from "./conversation.ts";
+
+/** The row of a new open conversation without messages, created at `at`. */
+export function openConversationRow(input: {
+  id: string;
+  accountId: string;
+  contactId: string;
+  channelId: string | null;
+  at: string;
+}): ConversationsTable {
+  return {
+    id: input.id,
+    account_id: input.accountId,
+    contact_id: input.contactId,
+    channel_id: input.channelId,
+    status: "open",
+    assigned_to: null,
+    last_message_at: null,
+    last_message_preview: null,
+    last_message_direction: null,
+    last_message_status: null,
+    last_message_id: null,
+    last_inbound_at: null,
+    service_window_expires_at: null,
+    unread_count: 0,
+    referral: null,
+    created_at: input.at,
+    updated_at: input.at,
+  };
+}
 
 /** Inserts unless (contact, channel) already has one; true when inserted. */
 export async function insertConversation(
@@ -20,6 +50,17 @@ export async function insertConversation(
     ),
   );
   return Number(result.numAffectedRows ?? 0) > 0;
+}
+
+/**
+ * Inserts many conversations (one statement for a batch); the caller has checked, in
+ * its write transaction, that none of their (contact, channel) exists yet.
+ */
+export async function insertConversations(
+  db: Executor,
+  rows: readonly ConversationsTable[],
+): Promise<void> {
+  await insertRows(db, "conversations", rows);
 }
 
 /**
@@ -74,20 +115,27 @@ export async function recordInbound(
   return Number(result.numUpdatedRows) > 0;
 }
 
-// recordOutbound runs on every send: written once as SQL, not built per call.
-// `?1` is the message time; the last-message fields change only when the
-// message is at least as recent as the current last message.
-const RECORD_OUTBOUND_SQL = `update conversations set
-  last_message_id = case when coalesce(last_message_at, '') <= ?1
-    then ?2 else last_message_id end,
+/**
+ * The SET of recordOutbound: `?1` is the message time; the last-message
+ * fields take the given values only when the message is at least as recent
+ * as the current last message.
+ */
+function outboundSet(messageId: string, preview: string, status: string) {
+  return `last_message_id = case when coalesce(last_message_at, '') <= ?1
+    then ${messageId} else last_message_id end,
   last_message_preview = case when coalesce(last_message_at, '') <= ?1
-    then ?3 else last_message_preview end,
+    then ${preview} else last_message_preview end,
   last_message_direction = case when coalesce(last_message_at, '') <= ?1
     then 'outbound' else last_message_direction end,
   last_message_status = case when coalesce(last_message_at, '') <= ?1
-    then ?4 else last_message_status end,
+    then ${status} else last_message_status end,
   last_message_at = max(coalesce(last_message_at, ''), ?1),
-  updated_at = max(updated_at, ?1)
+  updated_at = max(updated_at, ?1)`;
+}
+
+// recordOutbound runs on every send: written once as SQL, not built per call.
+const RECORD_OUTBOUND_SQL = `update conversations set
+  ${outboundSet("?2", "?3", "?4")}
   where id = ?5`;
 
 /** Records an outbound message as the last message (when newest). */
@@ -109,6 +157,41 @@ export async function recordOutbound(
     input.conversationId,
   ]));
   return Number(result.numAffectedRows ?? 0) > 0;
+}
+
+// recordOutbound for many conversations at one time, in one statement: `?2`
+// the status, `?3` the JSON rows [id, message id, preview].
+const RECORD_OUTBOUND_MANY_SQL = `update conversations set
+  ${outboundSet("v.message_id", "v.preview", "?2")}
+  from (select value ->> 0 as id, value ->> 1 as message_id,
+    value ->> 2 as preview from json_each(?3)) as v
+  where conversations.id = v.id`;
+
+/** recordOutbound() of one message in each of many conversations, all at `at`. */
+export async function recordOutboundMany(
+  db: Executor,
+  input: {
+    status: string;
+    at: Date;
+    last: readonly {
+      conversationId: string;
+      messageId: string;
+      preview: string | null;
+    }[];
+  },
+): Promise<void> {
+  if (input.last.length === 0) return;
+  await db.executeQuery(jsonQuery(
+    RECORD_OUTBOUND_MANY_SQL,
+    input.last.map((l) => [
+      l.conversationId,
+      l.messageId,
+      // Well formed, as a bound parameter would be stored (see db/bulk.ts).
+      truncatePreview(l.preview)?.toWellFormed() ?? null,
+    ]),
+    toDbTime(input.at),
+    input.status,
+  ));
 }
 
 /** Mirrors a message's new status on the conversation, only while it is the last message. */

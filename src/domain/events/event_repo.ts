@@ -1,6 +1,7 @@
 import { CompiledQuery, sql } from "kysely";
 import type { Selectable } from "kysely";
 import type { EventsTable, Executor } from "../../db/schema.ts";
+import { insertRows } from "../../db/bulk.ts";
 import { deleteInBatches } from "../../db/prune.ts";
 import { toDbTime } from "../../db/time.ts";
 import { newId } from "../../ids.ts";
@@ -62,6 +63,35 @@ export async function insertEventRow(
     ]),
   );
   return { id, dataText, createdAt };
+}
+
+/**
+ * insertEventRow() for many events (one statement for a batch); their sequence numbers
+ * follow the order given.
+ */
+export async function insertEventRows(
+  db: Executor,
+  events: readonly NewEvent[],
+): Promise<InsertedEvent[]> {
+  const inserted = events.map((event) => ({
+    id: newId(),
+    dataText: JSON.stringify(event.data ?? null),
+    createdAt: typeof event.createdAt === "string"
+      ? event.createdAt
+      : toDbTime(event.createdAt),
+  }));
+  await insertRows(
+    db,
+    "events",
+    inserted.map((e, i) => ({
+      id: e.id,
+      account_id: events[i]!.accountId,
+      type: events[i]!.type,
+      data: e.dataText,
+      created_at: e.createdAt,
+    })),
+  );
+  return inserted;
 }
 
 /** The account's events after `afterSeq`, oldest first; `limit + 1` rows. */

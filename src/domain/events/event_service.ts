@@ -2,9 +2,13 @@ import type { Db, Executor } from "../../db/schema.ts";
 import { AppError } from "../../errors.ts";
 import { subjectOf } from "../webhooks/delivery.ts";
 import { fanOut } from "../webhooks/fanout_service.ts";
+import { subscribersOf } from "../webhooks/webhook_repo.ts";
+import { fromJson } from "../../db/json.ts";
 import {
   EVENT_TYPES,
+  type InsertedEvent,
   insertEventRow,
+  insertEventRows,
   listEventRows,
   type NewEvent,
 } from "./event_repo.ts";
@@ -22,6 +26,16 @@ export async function recordEvent(
   event: NewEvent,
 ): Promise<string> {
   const inserted = await insertEventRow(trx, event);
+  await deliver(trx, event, inserted);
+  return inserted.id;
+}
+
+/** The webhook deliveries of an event whose row is in. */
+async function deliver(
+  trx: Executor,
+  event: NewEvent,
+  inserted: InsertedEvent,
+): Promise<void> {
   await fanOut(trx, {
     eventId: inserted.id,
     accountId: event.accountId,
@@ -30,7 +44,31 @@ export async function recordEvent(
     subjectId: subjectOf(event.type, event.data),
     createdAt: inserted.createdAt,
   }, new Date(inserted.createdAt));
-  return inserted.id;
+}
+
+/**
+ * recordEvent() for many events of one account, in the order given: the rows
+ * in one statement, then the deliveries of each event in turn, only when a
+ * subscription of the account wants one of their kinds (so a batch without
+ * subscribers costs one lookup, not one per event). Returns the event ids.
+ */
+export async function recordEvents(
+  trx: Executor,
+  accountId: string,
+  events: readonly Omit<NewEvent, "accountId">[],
+): Promise<string[]> {
+  if (events.length === 0) return [];
+  const all = events.map((e) => ({ ...e, accountId }));
+  const inserted = await insertEventRows(trx, all);
+  const wanted = new Set(
+    (await subscribersOf(trx, accountId)).flatMap((s) =>
+      fromJson<string[]>(s.events, [])
+    ),
+  );
+  for (const [i, row] of inserted.entries()) {
+    if (wanted.has(all[i]!.type)) await deliver(trx, all[i]!, row);
+  }
+  return inserted.map((r) => r.id);
 }
 
 /** One entry of the catch-up feed: the webhook's `data` with its event id and kind. */

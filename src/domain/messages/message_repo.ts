@@ -1,6 +1,6 @@
-import { CompiledQuery } from "kysely";
 import type { Executor, MessagesTable } from "../../db/schema.ts";
 import { toJson } from "../../db/json.ts";
+import { insertRows } from "../../db/bulk.ts";
 import type {
   Message,
   MessageDirection,
@@ -11,65 +11,12 @@ import { parseDetails } from "./message_details.ts";
 
 export type MessageRow = MessagesTable;
 
-const INSERT_CHUNK = 50;
-
-/** Every column, in the order the insert binds them (the type names each one). */
-const MESSAGE_COLUMNS = Object.keys(
-  {
-    id: 1,
-    account_id: 1,
-    conversation_id: 1,
-    contact_id: 1,
-    channel_id: 1,
-    direction: 1,
-    type: 1,
-    content: 1,
-    status: 1,
-    wa_message_id: 1,
-    error_code: 1,
-    error_message: 1,
-    origin: 1,
-    sent_by_ai: 1,
-    campaign_id: 1,
-    client_ref: 1,
-    media_id: 1,
-    media_key: 1,
-    lane: 1,
-    context_wa_message_id: 1,
-    upstream_timestamp: 1,
-    details: 1,
-    created_at: 1,
-    updated_at: 1,
-  } satisfies Record<keyof MessageRow, 1>,
-) as (keyof MessageRow)[];
-
-/** The insert of `n` rows, written once per size: no query building per send. */
-const insertSql = new Map<number, string>();
-
-function insertSqlFor(n: number): string {
-  let text = insertSql.get(n);
-  if (!text) {
-    const row = `(${MESSAGE_COLUMNS.map(() => "?").join(", ")})`;
-    text = `insert into messages (${MESSAGE_COLUMNS.join(", ")}) values ${
-      Array.from({ length: n }, () => row).join(", ")
-    }`;
-    insertSql.set(n, text);
-  }
-  return text;
-}
-
+/** Inserts message rows, many in one statement (db/bulk.ts): no query building per send. */
 export async function insertMessages(
   db: Executor,
   messages: Message[],
 ): Promise<void> {
-  const rows = messages.map(toMessageRow);
-  for (let i = 0; i < rows.length; i += INSERT_CHUNK) {
-    const chunk = rows.slice(i, i + INSERT_CHUNK);
-    const params = chunk.flatMap((row) => MESSAGE_COLUMNS.map((c) => row[c]));
-    await db.executeQuery(
-      CompiledQuery.raw(insertSqlFor(chunk.length), params),
-    );
-  }
+  await insertRows(db, "messages", messages.map(toMessageRow));
 }
 
 export async function findMessageById(

@@ -48,7 +48,8 @@ function cached<T>(
   return ctx.lookups ? ctx.lookups.get(key, load) : load();
 }
 
-async function channelFor(
+/** The connected channel of the account a send names, or SendRejected. */
+export async function channelFor(
   trx: Executor,
   ctx: SendContext,
   id: string,
@@ -151,15 +152,7 @@ export async function admit(
   options: { respectOptOut: boolean },
 ): Promise<Admitted | "opted_out"> {
   const channel = await channelFor(trx, ctx, input.phoneNumberId);
-  const userId = isBsuid(input.to.trim()) ? input.to.trim() : null;
-  const phone = userId ? null : toE164(input.to);
-  if (!userId && !phone) {
-    reject(
-      "INVALID_PHONE",
-      `Cannot send message: "${input.to}" is not a valid phone number with country code nor a business-scoped user id`,
-    );
-  }
-  const to = (userId ?? phone)!;
+  const { userId, phone, to } = recipientOf(input);
   const existing: Contact | undefined = userId
     ? await findContactByUserId(trx, ctx.accountId, userId)
     : await findContactByPhone(trx, ctx.accountId, to);
@@ -173,6 +166,55 @@ export async function admit(
       channelId: channel.id,
     })
     : undefined;
+  await checkRules(trx, ctx, input, { channel, to, conversation });
+  // Both were looked up above, in this transaction: what is missing is created.
+  const contact = existing ??
+    (await createMissingContact(trx, {
+      accountId: ctx.accountId,
+      phoneNumber: phone,
+      userId,
+      now: ctx.now,
+    })).contact;
+  return {
+    channel,
+    contact,
+    conversation: conversation ??
+      (await createMissingConversation(trx, {
+        accountId: ctx.accountId,
+        contactId: contact.id,
+        channelId: channel.id,
+        now: ctx.now,
+      })).conversation,
+  };
+}
+
+/** Who a send goes to: a BSUID, or a phone number read as E.164 (else INVALID_PHONE). */
+export function recipientOf(
+  input: SendMessageInput,
+): { userId: string | null; phone: string | null; to: string } {
+  const userId = isBsuid(input.to.trim()) ? input.to.trim() : null;
+  const phone = userId ? null : toE164(input.to);
+  if (!userId && !phone) {
+    reject(
+      "INVALID_PHONE",
+      `Cannot send message: "${input.to}" is not a valid phone number with country code nor a business-scoped user id`,
+    );
+  }
+  return { userId, phone, to: (userId ?? phone)! };
+}
+
+/**
+ * The rules that read the recipient's conversation on the channel (undefined
+ * when there is none yet): the service window, the template, the reaction's
+ * target. Throws SendRejected.
+ */
+export async function checkRules(
+  trx: Executor,
+  ctx: SendContext,
+  input: SendMessageInput,
+  where: { channel: Channel; to: string; conversation?: Conversation },
+): Promise<void> {
+  const { channel, to, conversation } = where;
   if (needsServiceWindow(input.type)) {
     const expires = conversation?.serviceWindowExpiresAt ?? null;
     if (!expires || expires <= toDbTime(ctx.now)) {
@@ -198,23 +240,4 @@ export async function admit(
       );
     }
   }
-  // Both were looked up above, in this transaction: what is missing is created.
-  const contact = existing ??
-    (await createMissingContact(trx, {
-      accountId: ctx.accountId,
-      phoneNumber: phone,
-      userId,
-      now: ctx.now,
-    })).contact;
-  return {
-    channel,
-    contact,
-    conversation: conversation ??
-      (await createMissingConversation(trx, {
-        accountId: ctx.accountId,
-        contactId: contact.id,
-        channelId: channel.id,
-        now: ctx.now,
-      })).conversation,
-  };
 }

@@ -15,6 +15,25 @@ export async function touchContactLastMessage(
   );
 }
 
+const TOUCH_CONTACTS_SQL = `update contacts set last_message_at = ?,
+  updated_at = ? where id in (select value from json_each(?))`;
+
+/** touchContactLastMessage() of many contacts in one statement. */
+export async function touchContactsLastMessage(
+  db: Executor,
+  contactIds: readonly string[],
+  at: string,
+): Promise<void> {
+  if (contactIds.length === 0) return;
+  await db.executeQuery(
+    CompiledQuery.raw(TOUCH_CONTACTS_SQL, [
+      at,
+      at,
+      JSON.stringify(contactIds),
+    ]),
+  );
+}
+
 /** How many batch sends of a channel are still waiting to go out. */
 export async function countQueuedBatch(
   db: Executor,

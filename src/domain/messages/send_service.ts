@@ -4,8 +4,11 @@ import type { Executor } from "../../db/schema.ts";
 import type { Clock } from "../../clock.ts";
 import type { LookupCache } from "../../db/lookup_cache.ts";
 import { toDbTime } from "../../db/time.ts";
-import { enqueueCompiled, enqueueMany } from "../../jobs/queue.ts";
-import { recordOutbound } from "../conversations/conversation_service.ts";
+import { enqueueCompiled, enqueueManyCompiled } from "../../jobs/queue.ts";
+import {
+  recordOutbound,
+  recordOutboundMany,
+} from "../conversations/conversation_service.ts";
 import type { SendMessageInput } from "./outbound_schema.ts";
 import {
   contentOf,
@@ -15,10 +18,14 @@ import {
 } from "./outbound.ts";
 import { insertMessages } from "./message_repo.ts";
 import type { Message } from "./message.ts";
-import { touchContactLastMessage } from "./send_repo.ts";
+import {
+  touchContactLastMessage,
+  touchContactsLastMessage,
+} from "./send_repo.ts";
 import {
   admit,
   type Admitted,
+  recipientOf,
   type SendContext,
   SendRejected,
 } from "./send_admission_service.ts";
@@ -29,6 +36,11 @@ import {
   sendJobs,
 } from "./send_rows.ts";
 import { BatchPacer } from "./batch_pacer_service.ts";
+import {
+  admitInBatch,
+  BatchRecipients,
+  type LastMessage,
+} from "./batch_recipients_service.ts";
 
 export type { AcceptedMessage } from "./send_rows.ts";
 export type { Lane } from "./send_admission_service.ts";
@@ -37,14 +49,6 @@ export type { Lane } from "./send_admission_service.ts";
 export interface AcceptDeps {
   clock: Clock;
   lookups?: LookupCache | undefined;
-}
-
-/** What a new message changes on its conversation and contact. */
-interface LastMessage {
-  conversationId: string;
-  contactId: string;
-  messageId: string;
-  preview: string | null;
 }
 
 function buildMessage(
@@ -133,7 +137,9 @@ function clientRefOf(raw: unknown): string | null {
 
 /**
  * Accepts a batch: each item independently queued, skipped or failed (in
- * request order); all accepted items and their jobs commit together at
+ * request order), with the rules and results of acceptMessage() item by
+ * item; the writes go per table for the whole batch (see
+ * batch_recipients_service.ts), all committing together with the jobs at
  * campaign priority.
  */
 export async function acceptBatch(
@@ -153,6 +159,14 @@ export async function acceptBatch(
     lookups: deps.lookups,
   };
   const respectOptOut = input.respectOptOut ?? true;
+  const parsed: ParseResult[] = input.messages.map((raw) =>
+    parseSendMessage(raw, { defaultPhoneNumberId: input.defaultPhoneNumberId })
+  );
+  const recipients = await BatchRecipients.load(
+    trx,
+    ctx,
+    parsed.flatMap((p) => p.ok ? knownRecipient(p.value) : []),
+  );
   const items: BatchItem[] = [];
   const rows: Message[] = [];
   const pacer = new BatchPacer(ctx.now, deps.config.sendRatePerSecond);
@@ -160,27 +174,28 @@ export async function acceptBatch(
   const lastOf = new Map<string, LastMessage>();
   for (const [index, raw] of input.messages.entries()) {
     const clientRef = clientRefOf(raw);
-    const parsed: ParseResult = parseSendMessage(raw, {
-      defaultPhoneNumberId: input.defaultPhoneNumberId,
-    });
-    if (!parsed.ok) {
+    const item = parsed[index]!;
+    if (!item.ok) {
       items.push({
         index,
         clientRef,
         result: "failed",
-        error: { code: parsed.problem.code, message: parsed.problem.message },
+        error: { code: item.problem.code, message: item.problem.message },
       });
       continue;
     }
     try {
-      const to = await admit(trx, ctx, parsed.value, { respectOptOut });
+      const to = await admitInBatch(trx, ctx, item.value, {
+        respectOptOut,
+        recipients,
+      });
       if (to === "opted_out") {
         items.push({ index, clientRef, result: "skipped", reason: to });
         continue;
       }
       // The count of what was queued before is read before any row goes in.
       const dueAt = await pacer.dueAt(trx, to.channel);
-      const { row, last } = buildMessage(ctx, parsed.value, to);
+      const { row, last } = buildMessage(ctx, item.value, to);
       // Same time for every item: the last one of a conversation is its last message.
       lastOf.set(last.conversationId, last);
       runAt.set(row.id, dueAt);
@@ -197,16 +212,32 @@ export async function acceptBatch(
       });
     }
   }
-  // Contacts and conversations went in item by item (later items see them);
-  // the message rows and the last-message fields go in together: nothing a
-  // later item checks reads them.
+  // Nothing a later item checks reads the rows, so they all go in here.
+  const last = [...lastOf.values()];
+  const { existing, existingContactIds } = await recipients.write(trx, last);
   await insertMessages(trx, rows);
-  for (const last of lastOf.values()) await recordLast(trx, ctx, last);
-  await enqueueMany(trx, sendJobs(rows, "batch", runAt), ctx.now);
+  await recordOutboundMany(trx, {
+    status: "queued",
+    at: ctx.now,
+    last: existing,
+  });
+  await touchContactsLastMessage(trx, existingContactIds, toDbTime(ctx.now));
+  // sendBatch wakes the batch pool after the commit.
+  await enqueueManyCompiled(trx, sendJobs(rows, "batch", runAt), ctx.now);
   return {
     accepted: rows.length,
     skipped: items.filter((i) => i.result === "skipped").length,
     failed: items.filter((i) => i.result === "failed").length,
     items,
   };
+}
+
+/** The recipient of an item for the batch's lookup; a bad one fails later, in its turn. */
+function knownRecipient(input: SendMessageInput) {
+  try {
+    return [recipientOf(input)];
+  } catch (err) {
+    if (err instanceof SendRejected) return [];
+    throw err;
+  }
 }

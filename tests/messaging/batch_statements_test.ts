@@ -1,0 +1,104 @@
+// A batch costs a fixed number of statements, whatever its size: one lookup
+// and one multi-row write per table, not a round of queries per recipient.
+import assert from "node:assert/strict";
+import type {
+  KyselyPlugin,
+  PluginTransformQueryArgs,
+  PluginTransformResultArgs,
+  QueryResult,
+  RootOperationNode,
+  UnknownRow,
+} from "kysely";
+import { engineTest, type Harness } from "../_harness.ts";
+import { acceptBatch } from "../../src/domain/messages/send_service.ts";
+import { seedTemplate, templateTo } from "./_helpers.ts";
+
+/** Counts every statement executed through the Kysely it is added to. */
+class StatementCounter implements KyselyPlugin {
+  count = 0;
+  transformQuery(args: PluginTransformQueryArgs): RootOperationNode {
+    return args.node;
+  }
+  transformResult(
+    args: PluginTransformResultArgs,
+  ): Promise<QueryResult<UnknownRow>> {
+    this.count++;
+    return Promise.resolve(args.result);
+  }
+}
+
+let numbers = 0;
+
+/** `n` numbers no contact has. */
+function freshNumbers(n: number): string[] {
+  return Array.from(
+    { length: n },
+    () => `+54911${String(4_000_000 + numbers++).padStart(8, "0")}`,
+  );
+}
+
+/** Accepts a batch of template sends to `to` in one transaction; returns its statement count. */
+async function statementsOf(h: Harness, to: string[]): Promise<number> {
+  const counter = new StatementCounter();
+  const result = await h.container.db.withPlugin(counter).transaction()
+    .execute((trx) =>
+      acceptBatch(
+        trx,
+        {
+          clock: h.clock,
+          lookups: h.container.lookups,
+          config: { sendRatePerSecond: 80 },
+        },
+        h.tenant.account.id,
+        {
+          defaultPhoneNumberId: h.tenant.channel.id,
+          messages: to.map((phone) => templateTo(phone)),
+        },
+      )
+    );
+  assert.equal(result.accepted, to.length, JSON.stringify(result.items[0]));
+  return counter.count;
+}
+
+engineTest(
+  "a batch of fresh recipients costs the same statements for 1 or 100",
+  async (h) => {
+    await seedTemplate(h);
+    // The template and the channel are cached by the first batch.
+    await statementsOf(h, freshNumbers(1));
+    const counts = new Map<number, number>();
+    for (const n of [1, 10, 50, 100]) {
+      counts.set(n, await statementsOf(h, freshNumbers(n)));
+    }
+    const one = counts.get(1)!;
+    // Every row of a table goes in one statement up to SQLite's variable limit.
+    for (const n of [10, 50, 100]) {
+      assert.equal(counts.get(n), one, JSON.stringify([...counts]));
+    }
+    // Contacts looked up (no conversations: none is known), the channel's
+    // backlog counted, contacts, conversations, events, messages and jobs
+    // written, subscriptions read.
+    assert.ok(one <= 8, `a batch of one took ${one} statements`);
+    const created = await h.container.db.selectFrom("contacts")
+      .select((eb) => eb.fn.countAll<number>().as("n")).executeTakeFirst();
+    assert.equal(Number(created?.n), 1 + 1 + 10 + 50 + 100);
+  },
+);
+
+engineTest(
+  "a batch to known recipients costs the same statements for 10 or 100",
+  async (h) => {
+    await seedTemplate(h);
+    const ten = freshNumbers(10);
+    const hundred = freshNumbers(100);
+    // First sends create their contacts and conversations.
+    await statementsOf(h, ten);
+    await statementsOf(h, hundred);
+    const again10 = await statementsOf(h, ten);
+    const again100 = await statementsOf(h, hundred);
+    assert.equal(again100, again10);
+    // Contacts and their conversations looked up, the backlog counted,
+    // messages and jobs written, conversations and contacts updated.
+    assert.ok(again10 <= 7, `a batch of ten took ${again10} statements`);
+  },
+);
