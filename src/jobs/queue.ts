@@ -305,22 +305,33 @@ async function claimGrouped(
 const CLAIMED_COLUMNS =
   "id, kind, priority, payload, attempt, max_attempts, run_at, lease_token, unique_key, group_key, errors";
 
-/** The ids to claim: the first `limit` due jobs, the reserved ones only if urgent. */
+/**
+ * The ids to claim: the first `limit` due jobs, the reserved ones only if
+ * urgent. Urgent jobs sort first (priority order), so that is the first
+ * max(limit - slots, urgent due jobs up to limit): one LIMIT whose count of
+ * urgent jobs reads their index range, not a window over the claimed rows
+ * (which cost a sort and as much again as the claim).
+ */
 function pick(
   due: { text: string; params: unknown[] },
   limit: number,
   reserve: ClaimOptions["reserve"],
 ): { text: string; params: unknown[] } {
-  const reserved = reserve !== undefined && reserve.slots > 0;
-  const first = `select id${reserved ? ", priority, run_at" : ""}
-      from jobs where ${due.text} order by priority, run_at limit ?`;
-  if (!reserved) return { text: first, params: [...due.params, limit] };
+  const order =
+    `select id from jobs where ${due.text} order by priority, run_at`;
+  if (reserve === undefined || reserve.slots <= 0) {
+    return { text: `${order} limit ?`, params: [...due.params, limit] };
+  }
   return {
-    text: `select id from (
-        select id, priority, row_number() over (order by priority, run_at) as n
-        from (${first}))
-      where n <= ? or priority <= ?`,
-    params: [...due.params, limit, limit - reserve.slots, reserve.maxPriority],
+    text: `${order} limit max(?, (select count(*) from (
+        select 1 from jobs where ${due.text} and priority <= ? limit ?)))`,
+    params: [
+      ...due.params,
+      limit - reserve.slots,
+      ...due.params,
+      reserve.maxPriority,
+      limit,
+    ],
   };
 }
 

@@ -368,3 +368,85 @@ Deno.test("claim() finds due jobs through the partial claim index", async () => 
     }
   }
 });
+
+engineTest(
+  "claim() with reserved slots fills them only with urgent jobs, and with as many as are due",
+  async (h) => {
+    const db = h.container.db;
+    const now = h.clock.now();
+    const batch = (n: number) =>
+      Array.from({ length: n }, (_, i) => ({
+        kind: "t.b",
+        payload: { i },
+        priority: PRIORITY.batch,
+      }));
+    const live = (n: number) =>
+      Array.from({ length: n }, (_, i) => ({
+        kind: "t.l",
+        payload: { i },
+        priority: PRIORITY.live,
+      }));
+    const reserved = (limit: number) =>
+      claim(db, {
+        workerId: "w",
+        limit,
+        leaseMs: LEASE_MS,
+        now,
+        reserve: { slots: 2, maxPriority: PRIORITY.inbound },
+      });
+    await enqueueManyUnchecked(db, batch(10), now);
+    // Only batch work: the 2 reserved slots stay free.
+    assert.deepEqual((await reserved(5)).map((j) => j.kind), [
+      "t.b",
+      "t.b",
+      "t.b",
+    ]);
+    // One live job: it takes a reserved slot, the other stays free.
+    await enqueueManyUnchecked(db, live(1), now);
+    assert.deepEqual((await reserved(5)).map((j) => j.kind), [
+      "t.l",
+      "t.b",
+      "t.b",
+    ]);
+    // More live jobs than slots: all slots, most urgent first.
+    await enqueueManyUnchecked(db, live(7), now);
+    assert.deepEqual((await reserved(5)).map((j) => j.kind), [
+      "t.l",
+      "t.l",
+      "t.l",
+      "t.l",
+      "t.l",
+    ]);
+  },
+);
+
+Deno.test("claim() with reserved slots reads the claim index without a sort", async () => {
+  await using h = await createHarness();
+  await enqueueManyUnchecked(
+    h.container.db,
+    Array.from({ length: 20 }, (_, i) => ({
+      kind: "t.a",
+      payload: { i },
+      priority: i % 2 === 0 ? PRIORITY.live : PRIORITY.batch,
+    })),
+    h.clock.now(),
+  );
+  await using probe = planProbe(`${h.dir}/app.db`);
+  const plans = await probe.plansOf((db) =>
+    claim(db, {
+      workerId: "w",
+      limit: 5,
+      leaseMs: LEASE_MS,
+      now: h.clock.now(),
+      probe: false,
+      reserve: { slots: 1, maxPriority: PRIORITY.inbound },
+    })
+  );
+  assert.equal(plans.length, 1);
+  assert.match(plans[0]!, /SCAN jobs USING INDEX jobs_claim_idx/);
+  assert.match(
+    plans[0]!,
+    /SEARCH jobs USING INDEX jobs_claim_idx \(priority<\?\)/,
+  );
+  assert.doesNotMatch(plans[0]!, /TEMP B-TREE|SCAN jobs\b(?! USING)/);
+});
