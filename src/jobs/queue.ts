@@ -34,6 +34,7 @@ export {
   complete,
   completeMany,
   extendLease,
+  extendLeases,
   fail,
   failMany,
   type FailOptions,
