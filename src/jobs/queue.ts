@@ -423,23 +423,40 @@ export async function rescueExpiredLeases(db: Db, now: Date): Promise<number> {
   return rows.length;
 }
 
-/** Rows deleted per statement, so pruning never holds the write lock for long. */
+/** Rows read per step, so pruning never holds the write lock for long. */
 const PRUNE_BATCH = 1_000;
 
-/** Deletes completed and discarded jobs finalized before `olderThan`; returns how many. */
+/**
+ * Deletes completed and discarded jobs finalized before `olderThan`; returns how many.
+ * A job is finalized after it is created and its id (UUIDv7) starts with its
+ * creation time, so the candidates are the jobs whose id sorts before the
+ * cutoff's: read along the primary key, a batch at a time after the last id
+ * read, so each old row is read once and no index of finished jobs is kept
+ * up to date by every completion (migration 0009).
+ */
 export async function pruneFinished(db: Db, olderThan: Date): Promise<number> {
   const cutoff = toDbTime(olderThan);
+  // "xxxxxxxx-xxxx": the cutoff's millisecond; every id created before it sorts lower.
+  const before = newId(olderThan.getTime()).slice(0, 13);
+  let after = "";
   let total = 0;
   for (;;) {
+    const { rows } = await sql<{ id: string; done: number }>`
+      select id, (state in ('completed', 'discarded')
+          and finalized_at < ${cutoff}) as done
+      from jobs where id > ${after} and id < ${before}
+      order by id limit ${PRUNE_BATCH}`.execute(db);
+    if (rows.length === 0) return total;
+    after = rows[rows.length - 1]!.id;
+    const ids = rows.filter((r) => r.done === 1).map((r) => r.id);
+    if (ids.length === 0) continue;
     const r = await sql`
-      delete from jobs where id in (
-        select id from jobs
-        where finalized_at is not null and finalized_at < ${cutoff}
-          and state in ('completed', 'discarded')
-        limit ${PRUNE_BATCH})`.execute(db);
-    const n = Number(r.numAffectedRows ?? 0);
-    total += n;
-    if (n < PRUNE_BATCH) return total;
+      delete from jobs where id in (select value from json_each(${
+      JSON.stringify(ids)
+    }))
+        and state in ('completed', 'discarded') and finalized_at < ${cutoff}`
+      .execute(db);
+    total += Number(r.numAffectedRows ?? 0);
   }
 }
 

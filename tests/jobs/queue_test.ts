@@ -6,10 +6,12 @@ import { addMs } from "../../src/db/time.ts";
 import {
   claim,
   complete,
+  completeMany,
   countByState,
   enqueueManyUnchecked,
   enqueueUnchecked,
   fail,
+  failMany,
   PRIORITY,
   pruneFinished,
   release,
@@ -341,6 +343,69 @@ engineTest(
     });
   },
 );
+
+engineTest(
+  "pruneFinished() walks past any number of old unfinished jobs and deletes every old finished one",
+  async (h) => {
+    const db = h.container.db;
+    const start = h.clock.now();
+    // 2,500 old jobs (more than one prune step), every other one finished.
+    await enqueueManyUnchecked(
+      db,
+      Array.from({ length: 2_500 }, (_, i) => ({
+        kind: "t.p",
+        payload: { i },
+        priority: 0,
+      })),
+      start,
+    );
+    const claimed = await claimDue(h, 2_500);
+    const [done, dropped] = [claimed.slice(0, 1_000), claimed.slice(1_000)];
+    await completeMany(db, done, start);
+    await failMany(
+      db,
+      dropped.slice(0, 250).map((job) => ({
+        job,
+        error: "x",
+        retryable: false,
+      })),
+      start,
+    );
+    // The rest: 1,250 still running, lease or not. A younger finished job stays.
+    clockOf(h).advance(10_000);
+    const young = await enqueueUnchecked(db, {
+      kind: "t.p",
+      payload: {},
+      priority: 0,
+    }, h.clock.now());
+    const [youngJob] = await claimDue(h, 1);
+    assert.equal(youngJob!.id, young);
+    await complete(db, youngJob!, h.clock.now());
+    assert.equal(await pruneFinished(db, addMs(start, 1)), 1_250);
+    const counts = await countByState(db);
+    assert.equal(counts.running, 1_250);
+    assert.equal(counts.completed, 1, "the younger job is kept");
+    assert.equal(counts.discarded, 0);
+    assert.equal(await pruneFinished(db, addMs(start, 1)), 0);
+  },
+);
+
+Deno.test("pruneFinished() reads the primary key range of old jobs, no index of finished ones", async () => {
+  await using h = await createHarness();
+  const now = h.clock.now();
+  await enqueueManyUnchecked(h.container.db, [
+    { kind: "t.p", payload: {}, priority: 0 },
+  ], now);
+  await complete(h.container.db, (await claimDue(h, 1))[0]!, now);
+  await using probe = planProbe(`${h.dir}/app.db`);
+  const plans = await probe.plansOf((db) => pruneFinished(db, addMs(now, 1)));
+  assert.ok(plans.length >= 2, plans.join("\n---\n"));
+  assert.match(
+    plans[0]!,
+    /SEARCH jobs USING INDEX sqlite_autoindex_jobs_1 \(id>\? AND id<\?\)/,
+  );
+  for (const plan of plans) assert.doesNotMatch(plan, /SCAN jobs\b(?! USING)/);
+});
 
 Deno.test("claim() finds due jobs through the partial claim index", async () => {
   await using h = await createHarness();
