@@ -307,7 +307,7 @@ const CLAIMED_COLUMNS =
   "id, kind, priority, payload, attempt, max_attempts, run_at, lease_token, unique_key, group_key, errors";
 
 /**
- * The ids to claim: the first `limit` due jobs, the reserved ones only if
+ * The rows to claim: the first `limit` due jobs, the reserved ones only if
  * urgent. Urgent jobs sort first (priority order), so that is the first
  * max(limit - slots, urgent due jobs up to limit): one LIMIT whose count of
  * urgent jobs reads their index range, not a window over the claimed rows
@@ -319,7 +319,7 @@ function pick(
   reserve: ClaimOptions["reserve"],
 ): { text: string; params: unknown[] } {
   const order =
-    `select id from jobs where ${due.text} order by priority, run_at`;
+    `select rowid from jobs where ${due.text} order by priority, run_at`;
   if (reserve === undefined || reserve.slots <= 0) {
     return { text: `${order} limit ?`, params: [...due.params, limit] };
   }
@@ -362,6 +362,8 @@ async function claimWhere(
   // **A job is claimed by exactly one worker: the select and the update are ONE statement, so
   // SQLite's single writer (or sqld's) serialises two claimers and the second sees `running`.**
   // The state list is written as literals so the planner can use the partial jobs_claim_idx.
+  // The picked rows go by rowid, which the index entries carry: no second
+  // search of the primary key index per job (a rowid is only kept within this statement).
   // **From here the claimer MUST end every returned job with complete(), fail() or release();
   // if it dies first, the lease expires and rescueExpiredLeases() hands the job back.**
   const { rows } = await db.executeQuery<JobsTable>(CompiledQuery.raw(
@@ -372,7 +374,7 @@ async function claimWhere(
         locked_until = ?,
         lease_token = lower(hex(randomblob(16))),
         updated_at = ?
-    where id in (${picked.text})
+    where rowid in (${picked.text})
     returning ${CLAIMED_COLUMNS}`,
     [
       opts.workerId,
