@@ -93,6 +93,39 @@ interface Running {
   log: Logger;
 }
 
+/** A job's logger (its id, kind and attempt bound), made on first use: most jobs log nothing. */
+class JobLogger implements Logger {
+  #parent: Logger;
+  #job: JobRow;
+  #log: Logger | undefined;
+
+  constructor(parent: Logger, job: JobRow) {
+    this.#parent = parent;
+    this.#job = job;
+  }
+
+  #made(): Logger {
+    const { id, kind, attempt } = this.#job;
+    return this.#log ??= this.#parent.child({ jobId: id, kind, attempt });
+  }
+
+  debug(msg: string, fields?: Record<string, unknown>): void {
+    this.#made().debug(msg, fields);
+  }
+  info(msg: string, fields?: Record<string, unknown>): void {
+    this.#made().info(msg, fields);
+  }
+  warn(msg: string, fields?: Record<string, unknown>): void {
+    this.#made().warn(msg, fields);
+  }
+  error(msg: string, fields?: Record<string, unknown>): void {
+    this.#made().error(msg, fields);
+  }
+  child(bindings: Record<string, unknown>): Logger {
+    return this.#made().child(bindings);
+  }
+}
+
 const MAX_ERROR_BACKOFF_MS = 5_000;
 /** runOnce() stops here even if handlers keep re-queueing themselves. */
 const RUN_ONCE_LIMIT = 10_000;
@@ -378,11 +411,7 @@ export class WorkerPool {
       released: false,
       handlerDone: false,
       completedIn: false,
-      log: this.#log.child({
-        jobId: job.id,
-        kind: job.kind,
-        attempt: job.attempt,
-      }),
+      log: new JobLogger(this.#log, job),
     };
     this.#running.set(job.leaseToken, entry);
     this.#armHeartbeat();
