@@ -5,6 +5,7 @@ import type { ManualClock } from "../../src/clock.ts";
 import { addMs } from "../../src/db/time.ts";
 import {
   claim,
+  type ClaimOptions,
   complete,
   completeMany,
   countByState,
@@ -31,6 +32,17 @@ function claimDue(h: Harness, limit = 10, workerId = "w1") {
     leaseMs: LEASE_MS,
     now: h.clock.now(),
   });
+}
+
+/** Claim options for 5 jobs now, with `extra` on top. */
+function claimOptions(h: Harness, extra: Partial<ClaimOptions>): ClaimOptions {
+  return {
+    workerId: "w",
+    limit: 5,
+    leaseMs: LEASE_MS,
+    now: h.clock.now(),
+    ...extra,
+  };
 }
 
 async function row(h: Harness, id: string | null) {
@@ -417,13 +429,10 @@ Deno.test("claim() finds due jobs through the partial claim index", async () => 
   await using probe = planProbe(`${h.dir}/app.db`);
   for (const maxPriority of [undefined, PRIORITY.inbound]) {
     const plans = await probe.plansOf((db) =>
-      claim(db, {
-        workerId: "w",
-        limit: 5,
-        leaseMs: LEASE_MS,
-        now: h.clock.now(),
-        ...(maxPriority === undefined ? {} : { maxPriority }),
-      })
+      claim(
+        db,
+        claimOptions(h, maxPriority === undefined ? {} : { maxPriority }),
+      )
     );
     // The first round reads, then claims the job; the second finds nothing due.
     assert.equal(plans.length, maxPriority === undefined ? 2 : 1);
@@ -498,14 +507,13 @@ Deno.test("claim() with reserved slots reads the claim index without a sort", as
   );
   await using probe = planProbe(`${h.dir}/app.db`);
   const plans = await probe.plansOf((db) =>
-    claim(db, {
-      workerId: "w",
-      limit: 5,
-      leaseMs: LEASE_MS,
-      now: h.clock.now(),
-      probe: false,
-      reserve: { slots: 1, maxPriority: PRIORITY.inbound },
-    })
+    claim(
+      db,
+      claimOptions(h, {
+        probe: false,
+        reserve: { slots: 1, maxPriority: PRIORITY.inbound },
+      }),
+    )
   );
   assert.equal(plans.length, 1);
   assert.match(plans[0]!, /SCAN jobs USING INDEX jobs_claim_idx/);
