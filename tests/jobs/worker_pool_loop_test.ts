@@ -290,7 +290,7 @@ engineTest(
       .where("id", "=", ids[0]!).execute();
     clock.advance(10_000);
     const extended = addMs(clock.now(), 100).toISOString();
-    await waitFor(async () => aborted.size === 1, {
+    await waitFor(() => aborted.size === 1, {
       what: "the handler of the lost lease to be aborted",
     });
     assert.deepEqual([...aborted], [ids[0]]);
