@@ -306,12 +306,20 @@ async function claimGrouped(
 const CLAIMED_COLUMNS =
   "id, kind, priority, payload, attempt, max_attempts, run_at, lease_token, unique_key, group_key, errors";
 
+/** An integer written into the SQL text. */
+function int(n: number): number {
+  return Math.trunc(Number(n));
+}
+
 /**
  * The rows to claim: the first `limit` due jobs, the reserved ones only if
  * urgent. Urgent jobs sort first (priority order), so that is the first
  * max(limit - slots, urgent due jobs up to limit): one LIMIT whose count of
  * urgent jobs reads their index range, not a window over the claimed rows
- * (which cost a sort and as much again as the claim).
+ * (which cost a sort and as much again as the claim). The limits are
+ * literals, not parameters: SQLite runs `rowid in (... limit 16)` about
+ * twice as fast as `limit ?` (raw node:sqlite, one claim of 16 in a
+ * transaction: 131 us against 218), and a pool only ever sends a few of them.
  */
 function pick(
   due: { text: string; params: unknown[] },
@@ -321,18 +329,13 @@ function pick(
   const order =
     `select rowid from jobs where ${due.text} order by priority, run_at`;
   if (reserve === undefined || reserve.slots <= 0) {
-    return { text: `${order} limit ?`, params: [...due.params, limit] };
+    return { text: `${order} limit ${int(limit)}`, params: due.params };
   }
   return {
-    text: `${order} limit max(?, (select count(*) from (
-        select 1 from jobs where ${due.text} and priority <= ? limit ?)))`,
-    params: [
-      ...due.params,
-      limit - reserve.slots,
-      ...due.params,
-      reserve.maxPriority,
-      limit,
-    ],
+    text: `${order} limit max(${int(limit - reserve.slots)}, (
+        select count(*) from (select 1 from jobs
+          where ${due.text} and priority <= ? limit ${int(limit)})))`,
+    params: [...due.params, ...due.params, reserve.maxPriority],
   };
 }
 
