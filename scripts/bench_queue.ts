@@ -13,6 +13,7 @@ import {
 import { WorkerPool } from "../src/jobs/worker_pool.ts";
 import { jobHandler } from "../src/jobs/registry.ts";
 import { z } from "zod";
+import { cpuUsage } from "node:process";
 
 const JOBS = Number(Deno.args[0] ?? 20_000);
 const CONCURRENCY = Number(Deno.args[1] ?? 16);
@@ -60,10 +61,14 @@ try {
     },
   });
   const t1 = performance.now();
+  const cpu0 = cpuUsage();
   pool.start();
   await done;
   await pool.drain(10_000);
   const processMs = performance.now() - t1;
+  // Process CPU (user + system) while processing: what a job costs, whatever else shares the machine.
+  const cpu = cpuUsage(cpu0);
+  const cpuMs = (cpu.user + cpu.system) / 1_000;
   const counts = await countByState(db);
 
   console.log(`jobs:        ${JOBS} (concurrency ${CONCURRENCY}, SQLite file)`);
@@ -74,6 +79,10 @@ try {
   console.log(
     `processing:  ${rate(JOBS, processMs)} (${processMs.toFixed(0)} ms, ` +
       `claim + no-op registry-wrapped handler + batched settle)`,
+  );
+  console.log(
+    `cpu:         ${(cpuMs * 1_000 / JOBS).toFixed(1)} us per job ` +
+      `(${cpuMs.toFixed(0)} ms process CPU while processing)`,
   );
   console.log(`final state: ${JSON.stringify(counts)}`);
 } finally {

@@ -214,20 +214,34 @@ export async function release(
   return (await releaseMany(db, [one], opts.now)).has(job.id);
 }
 
-/** Pushes a running job's lease to `until` (heartbeat); false when the lease was lost. */
+const EXTEND_SQL = `update jobs set locked_until = ?1, updated_at = ?2
+    ${SETTLE_FROM("value ->> 0 as id, value ->> 1 as token").replace("?", "?3")}
+    returning jobs.id`;
+
+/**
+ * Pushes running jobs' leases to `until` in one statement (the pool's
+ * heartbeat); returns the ids extended (a job whose lease was lost is left out).
+ */
+export async function extendLeases(
+  db: Executor,
+  jobs: readonly JobLease[],
+  opts: { until: Date; now: Date },
+): Promise<Set<string>> {
+  if (jobs.length === 0) return new Set();
+  const list = JSON.stringify(jobs.map((j) => [j.id, j.leaseToken]));
+  const rows = await settleRows<{ id: string }>(db, EXTEND_SQL, [
+    toDbTime(opts.until),
+    toDbTime(opts.now),
+    list,
+  ]);
+  return new Set(rows.map((r) => r.id));
+}
+
+/** Pushes a running job's lease to `until`; false when the lease was lost. */
 export async function extendLease(
   db: Executor,
   job: JobLease,
   opts: { until: Date; now: Date },
 ): Promise<boolean> {
-  const r = await db.updateTable("jobs")
-    .set({
-      locked_until: toDbTime(opts.until),
-      updated_at: toDbTime(opts.now),
-    })
-    .where("id", "=", job.id)
-    .where("lease_token", "=", job.leaseToken)
-    .where("state", "=", "running")
-    .executeTakeFirst();
-  return Number(r.numUpdatedRows) === 1;
+  return (await extendLeases(db, [job], opts)).has(job.id);
 }

@@ -1,6 +1,7 @@
 /**
  * In-process worker pool over the job table: claims due jobs into free slots, runs their handlers
- * concurrently, heartbeats long leases and settles every job it claimed.
+ * concurrently, heartbeats long leases (one timer and one statement for all its running jobs) and
+ * settles every job it claimed.
  *
  * Lanes: claims are ordered by priority (lower first), so a live send queued behind 10,000 batch
  * jobs is the next one claimed. On top of that, one slot is reserved: when all but one slot are
@@ -18,7 +19,7 @@ import { GroupCap } from "./queue_groups.ts";
 import {
   claim,
   complete,
-  extendLease,
+  extendLeases,
   type JobRow,
   PRIORITY,
   releaseMany,
@@ -89,9 +90,40 @@ interface Running {
   completedIn: boolean;
   /** Set once the handler returned or threw: only its settlement is left. */
   handlerDone: boolean;
-  beating: boolean;
-  heartbeat?: ReturnType<typeof setTimeout>;
-  beat?: Promise<void>;
+  log: Logger;
+}
+
+/** A job's logger (its id, kind and attempt bound), made on first use: most jobs log nothing. */
+class JobLogger implements Logger {
+  #parent: Logger;
+  #job: JobRow;
+  #log: Logger | undefined;
+
+  constructor(parent: Logger, job: JobRow) {
+    this.#parent = parent;
+    this.#job = job;
+  }
+
+  #made(): Logger {
+    const { id, kind, attempt } = this.#job;
+    return this.#log ??= this.#parent.child({ jobId: id, kind, attempt });
+  }
+
+  debug(msg: string, fields?: Record<string, unknown>): void {
+    this.#made().debug(msg, fields);
+  }
+  info(msg: string, fields?: Record<string, unknown>): void {
+    this.#made().info(msg, fields);
+  }
+  warn(msg: string, fields?: Record<string, unknown>): void {
+    this.#made().warn(msg, fields);
+  }
+  error(msg: string, fields?: Record<string, unknown>): void {
+    this.#made().error(msg, fields);
+  }
+  child(bindings: Record<string, unknown>): Logger {
+    return this.#made().child(bindings);
+  }
 }
 
 const MAX_ERROR_BACKOFF_MS = 5_000;
@@ -116,6 +148,10 @@ export class WorkerPool {
   /** The last claim came back full: the next one skips the probe for a due job. */
   #lastFull = false;
   #running = new Map<string, Running>();
+  /** The pool's heartbeat timer, armed while jobs run (see #armHeartbeat). */
+  #heartbeat: ReturnType<typeof setTimeout> | undefined;
+  /** The heartbeat's write in flight. */
+  #beat: Promise<void> | undefined;
   #loop: Promise<void> | undefined;
   #stopping = false;
   #notified = false;
@@ -214,11 +250,12 @@ export class WorkerPool {
         continue;
       }
       entry.released = true;
-      entry.beating = false;
-      clearTimeout(entry.heartbeat);
       entry.controller.abort(new Error("Worker pool is shutting down"));
       given.push(entry);
     }
+    // Nothing left to keep alive: the released handlers are aborted.
+    clearTimeout(this.#heartbeat);
+    this.#heartbeat = undefined;
     try {
       await releaseMany(
         this.#db,
@@ -374,11 +411,16 @@ export class WorkerPool {
       released: false,
       handlerDone: false,
       completedIn: false,
-      beating: true,
+      log: new JobLogger(this.#log, job),
     };
     this.#running.set(job.leaseToken, entry);
+    this.#armHeartbeat();
     entry.done = this.#execute(entry).finally(() => {
       this.#running.delete(job.leaseToken);
+      if (this.#running.size === 0) {
+        clearTimeout(this.#heartbeat);
+        this.#heartbeat = undefined;
+      }
       if (job.groupKey !== null) {
         this.#groups?.finished(
           job.groupKey,
@@ -398,13 +440,7 @@ export class WorkerPool {
    * errors; if the database stays down, the lease expires and rescueExpiredLeases() hands the job back.
    */
   async #execute(entry: Running): Promise<void> {
-    const { job } = entry;
-    const log = this.#log.child({
-      jobId: job.id,
-      kind: job.kind,
-      attempt: job.attempt,
-    });
-    this.#scheduleHeartbeat(entry, log);
+    const { job, log } = entry;
     let outcome: Outcome;
     try {
       const handler = Object.hasOwn(this.#handlers, job.kind)
@@ -433,9 +469,7 @@ export class WorkerPool {
       outcome = classify(err);
     }
     entry.handlerDone = true;
-    entry.beating = false;
-    clearTimeout(entry.heartbeat);
-    await entry.beat;
+    if (this.#beat) await this.#beat;
     this.#ran++;
     if (outcome.type === "fail") this.#failed++;
     // A handler that completed the job in its transaction and then returned
@@ -448,24 +482,48 @@ export class WorkerPool {
     }
   }
 
-  /** Extends the lease every leaseMs/2 while the handler runs; aborts the handler if it was lost. */
-  #scheduleHeartbeat(entry: Running, log: Logger): void {
-    const beat = async () => {
-      try {
-        const now = this.#clock.now();
-        const until = addMs(now, this.#leaseMs);
-        if (!await extendLease(this.#db, entry.job, { until, now })) {
-          entry.beating = false;
-          log.warn("Job lease was lost while running");
-          entry.controller.abort(new Error("Job lease was lost"));
-        }
-      } catch (err) {
-        log.warn("Cannot extend job lease", { err });
-      }
-      if (entry.beating) this.#scheduleHeartbeat(entry, log);
-    };
-    entry.heartbeat = setTimeout(() => {
-      entry.beat = beat();
+  /**
+   * One heartbeat for the whole pool: leaseMs/2 after the first job starts,
+   * and again after each beat while jobs run, the leases of every job whose
+   * handler still runs are extended by leaseMs in one statement. A job starts
+   * with a full lease, so it is extended before that runs out.
+   */
+  #armHeartbeat(): void {
+    if (this.#heartbeat !== undefined || this.#beat !== undefined) return;
+    this.#heartbeat = setTimeout(() => {
+      this.#heartbeat = undefined;
+      this.#beat = this.#beatAll().then((more) => {
+        this.#beat = undefined;
+        if (more) this.#armHeartbeat();
+      });
     }, this.#leaseMs / 2);
+  }
+
+  /**
+   * Extends the running handlers' leases; aborts each handler whose lease was
+   * lost. False when no handler runs (released ones do not count): no next beat.
+   */
+  async #beatAll(): Promise<boolean> {
+    const beating = [...this.#running.values()].filter((e) =>
+      !e.handlerDone && !e.released
+    );
+    if (beating.length === 0) return false;
+    try {
+      const now = this.#clock.now();
+      const until = addMs(now, this.#leaseMs);
+      const kept = await extendLeases(
+        this.#db,
+        beating.map((e) => e.job),
+        { until, now },
+      );
+      for (const e of beating) {
+        if (kept.has(e.job.id) || e.handlerDone || e.released) continue;
+        e.log.warn("Job lease was lost while running");
+        e.controller.abort(new Error("Job lease was lost"));
+      }
+    } catch (err) {
+      this.#log.warn("Cannot extend job leases", { err, jobs: beating.length });
+    }
+    return true;
   }
 }

@@ -5,11 +5,14 @@ import type { ManualClock } from "../../src/clock.ts";
 import { addMs } from "../../src/db/time.ts";
 import {
   claim,
+  type ClaimOptions,
   complete,
+  completeMany,
   countByState,
   enqueueManyUnchecked,
   enqueueUnchecked,
   fail,
+  failMany,
   PRIORITY,
   pruneFinished,
   release,
@@ -29,6 +32,17 @@ function claimDue(h: Harness, limit = 10, workerId = "w1") {
     leaseMs: LEASE_MS,
     now: h.clock.now(),
   });
+}
+
+/** Claim options for 5 jobs now, with `extra` on top. */
+function claimOptions(h: Harness, extra: Partial<ClaimOptions>): ClaimOptions {
+  return {
+    workerId: "w",
+    limit: 5,
+    leaseMs: LEASE_MS,
+    now: h.clock.now(),
+    ...extra,
+  };
 }
 
 async function row(h: Harness, id: string | null) {
@@ -342,6 +356,69 @@ engineTest(
   },
 );
 
+engineTest(
+  "pruneFinished() walks past any number of old unfinished jobs and deletes every old finished one",
+  async (h) => {
+    const db = h.container.db;
+    const start = h.clock.now();
+    // 2,500 old jobs (more than one prune step), every other one finished.
+    await enqueueManyUnchecked(
+      db,
+      Array.from({ length: 2_500 }, (_, i) => ({
+        kind: "t.p",
+        payload: { i },
+        priority: 0,
+      })),
+      start,
+    );
+    const claimed = await claimDue(h, 2_500);
+    const [done, dropped] = [claimed.slice(0, 1_000), claimed.slice(1_000)];
+    await completeMany(db, done, start);
+    await failMany(
+      db,
+      dropped.slice(0, 250).map((job) => ({
+        job,
+        error: "x",
+        retryable: false,
+      })),
+      start,
+    );
+    // The rest: 1,250 still running, lease or not. A younger finished job stays.
+    clockOf(h).advance(10_000);
+    const young = await enqueueUnchecked(db, {
+      kind: "t.p",
+      payload: {},
+      priority: 0,
+    }, h.clock.now());
+    const [youngJob] = await claimDue(h, 1);
+    assert.equal(youngJob!.id, young);
+    await complete(db, youngJob!, h.clock.now());
+    assert.equal(await pruneFinished(db, addMs(start, 1)), 1_250);
+    const counts = await countByState(db);
+    assert.equal(counts.running, 1_250);
+    assert.equal(counts.completed, 1, "the younger job is kept");
+    assert.equal(counts.discarded, 0);
+    assert.equal(await pruneFinished(db, addMs(start, 1)), 0);
+  },
+);
+
+Deno.test("pruneFinished() reads the primary key range of old jobs, no index of finished ones", async () => {
+  await using h = await createHarness();
+  const now = h.clock.now();
+  await enqueueManyUnchecked(h.container.db, [
+    { kind: "t.p", payload: {}, priority: 0 },
+  ], now);
+  await complete(h.container.db, (await claimDue(h, 1))[0]!, now);
+  await using probe = planProbe(`${h.dir}/app.db`);
+  const plans = await probe.plansOf((db) => pruneFinished(db, addMs(now, 1)));
+  assert.ok(plans.length >= 2, plans.join("\n---\n"));
+  assert.match(
+    plans[0]!,
+    /SEARCH jobs USING INDEX sqlite_autoindex_jobs_1 \(id>\? AND id<\?\)/,
+  );
+  for (const plan of plans) assert.doesNotMatch(plan, /SCAN jobs\b(?! USING)/);
+});
+
 Deno.test("claim() finds due jobs through the partial claim index", async () => {
   await using h = await createHarness();
   await enqueueUnchecked(h.container.db, {
@@ -352,13 +429,10 @@ Deno.test("claim() finds due jobs through the partial claim index", async () => 
   await using probe = planProbe(`${h.dir}/app.db`);
   for (const maxPriority of [undefined, PRIORITY.inbound]) {
     const plans = await probe.plansOf((db) =>
-      claim(db, {
-        workerId: "w",
-        limit: 5,
-        leaseMs: LEASE_MS,
-        now: h.clock.now(),
-        ...(maxPriority === undefined ? {} : { maxPriority }),
-      })
+      claim(
+        db,
+        claimOptions(h, maxPriority === undefined ? {} : { maxPriority }),
+      )
     );
     // The first round reads, then claims the job; the second finds nothing due.
     assert.equal(plans.length, maxPriority === undefined ? 2 : 1);
@@ -367,4 +441,85 @@ Deno.test("claim() finds due jobs through the partial claim index", async () => 
       assert.doesNotMatch(plan, /TEMP B-TREE/);
     }
   }
+});
+
+engineTest(
+  "claim() with reserved slots fills them only with urgent jobs, and with as many as are due",
+  async (h) => {
+    const db = h.container.db;
+    const now = h.clock.now();
+    const batch = (n: number) =>
+      Array.from({ length: n }, (_, i) => ({
+        kind: "t.b",
+        payload: { i },
+        priority: PRIORITY.batch,
+      }));
+    const live = (n: number) =>
+      Array.from({ length: n }, (_, i) => ({
+        kind: "t.l",
+        payload: { i },
+        priority: PRIORITY.live,
+      }));
+    const reserved = (limit: number) =>
+      claim(db, {
+        workerId: "w",
+        limit,
+        leaseMs: LEASE_MS,
+        now,
+        reserve: { slots: 2, maxPriority: PRIORITY.inbound },
+      });
+    await enqueueManyUnchecked(db, batch(10), now);
+    // Only batch work: the 2 reserved slots stay free.
+    assert.deepEqual((await reserved(5)).map((j) => j.kind), [
+      "t.b",
+      "t.b",
+      "t.b",
+    ]);
+    // One live job: it takes a reserved slot, the other stays free.
+    await enqueueManyUnchecked(db, live(1), now);
+    assert.deepEqual((await reserved(5)).map((j) => j.kind), [
+      "t.l",
+      "t.b",
+      "t.b",
+    ]);
+    // More live jobs than slots: all slots, most urgent first.
+    await enqueueManyUnchecked(db, live(7), now);
+    assert.deepEqual((await reserved(5)).map((j) => j.kind), [
+      "t.l",
+      "t.l",
+      "t.l",
+      "t.l",
+      "t.l",
+    ]);
+  },
+);
+
+Deno.test("claim() with reserved slots reads the claim index without a sort", async () => {
+  await using h = await createHarness();
+  await enqueueManyUnchecked(
+    h.container.db,
+    Array.from({ length: 20 }, (_, i) => ({
+      kind: "t.a",
+      payload: { i },
+      priority: i % 2 === 0 ? PRIORITY.live : PRIORITY.batch,
+    })),
+    h.clock.now(),
+  );
+  await using probe = planProbe(`${h.dir}/app.db`);
+  const plans = await probe.plansOf((db) =>
+    claim(
+      db,
+      claimOptions(h, {
+        probe: false,
+        reserve: { slots: 1, maxPriority: PRIORITY.inbound },
+      }),
+    )
+  );
+  assert.equal(plans.length, 1);
+  assert.match(plans[0]!, /SCAN jobs USING INDEX jobs_claim_idx/);
+  assert.match(
+    plans[0]!,
+    /SEARCH jobs USING INDEX jobs_claim_idx \(priority<\?\)/,
+  );
+  assert.doesNotMatch(plans[0]!, /TEMP B-TREE|SCAN jobs\b(?! USING)/);
 });

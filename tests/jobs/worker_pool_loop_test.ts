@@ -3,9 +3,14 @@ import assert from "node:assert/strict";
 import { createHarness, engineTest, type Harness } from "../_harness.ts";
 import { waitFor } from "../_support/wait.ts";
 import { type ManualClock, systemClock } from "../../src/clock.ts";
+import { Kysely, SqliteDialect } from "kysely";
 import { openDatabase } from "../../src/db/database.ts";
+import {
+  adaptNodeSqlite,
+  openSqliteFile,
+} from "../../src/db/sqlite_dialect.ts";
 import { migrateToLatest } from "../../src/db/migrator.ts";
-import type { Db } from "../../src/db/schema.ts";
+import type { Database, Db } from "../../src/db/schema.ts";
 import { addMs } from "../../src/db/time.ts";
 import { createLogger, type Logger } from "../../src/log.ts";
 import {
@@ -249,6 +254,115 @@ engineTest("a long job's lease is extended while it runs", async (h) => {
   finish();
   await waitFor(async () => await completed(db) === 1, { what: "the job" });
   assert.equal(await p.drain(1_000), true);
+});
+
+engineTest(
+  "one heartbeat extends every running job's lease and aborts only the handler whose lease was lost",
+  async (h) => {
+    const db = h.container.db;
+    const clock = h.clock as ManualClock;
+    const finish: (() => void)[] = [];
+    const aborted = new Set<string>();
+    const p = pool(h, {
+      "t.long": (_payload, ctx) =>
+        new Promise<void>((resolve) => {
+          finish.push(resolve);
+          ctx.signal.addEventListener("abort", () => {
+            aborted.add(ctx.job.id);
+            resolve();
+          });
+        }),
+    }, {
+      leaseMs: 100,
+      concurrency: 3,
+      reserveUrgentSlot: false,
+      rescueEveryMs: 3_600_000, // the stolen job stays with its new owner
+    });
+    const ids = [
+      await add(db, h, { kind: "t.long" }),
+      await add(db, h, { kind: "t.long" }),
+      await add(db, h, { kind: "t.long" }),
+    ];
+    p.start();
+    await waitFor(() => p.stats().running === 3, { what: "3 jobs to start" });
+    // Another instance took the first job over (its lease token changed).
+    await db.updateTable("jobs").set({ lease_token: "stolen" })
+      .where("id", "=", ids[0]!).execute();
+    clock.advance(10_000);
+    const extended = addMs(clock.now(), 100).toISOString();
+    await waitFor(() => aborted.size === 1, {
+      what: "the handler of the lost lease to be aborted",
+    });
+    assert.deepEqual([...aborted], [ids[0]]);
+    await waitFor(
+      async () =>
+        (await row(db, ids[1]!)).locked_until === extended &&
+        (await row(db, ids[2]!)).locked_until === extended,
+      { what: "the other two leases to be extended" },
+    );
+    assert.notEqual((await row(db, ids[0]!)).locked_until, extended);
+    for (const f of finish) f();
+    await waitFor(async () => await completed(db) === 2, {
+      what: "the two jobs",
+    });
+    assert.equal(await p.drain(1_000), true);
+    assert.equal(aborted.size, 1);
+  },
+);
+
+Deno.test("a heartbeat is one statement for all the pool's running jobs", async () => {
+  await using h = await createHarness();
+  const clock = h.clock as ManualClock;
+  // The pool on its own connection, recording what it sends.
+  const sent: { sql: string; parameters: readonly unknown[] }[] = [];
+  const db = new Kysely<Database>({
+    dialect: new SqliteDialect({
+      database: adaptNodeSqlite(openSqliteFile(`${h.dir}/app.db`)),
+    }),
+    log: (event) => void sent.push(event.query),
+  });
+  const finish: (() => void)[] = [];
+  const p = new WorkerPool({
+    db,
+    clock,
+    log: silent,
+    handlers: {
+      "t.long": () => new Promise<void>((resolve) => finish.push(resolve)),
+    },
+    concurrency: 4,
+    leaseMs: 100,
+    reserveUrgentSlot: false,
+  });
+  for (let i = 0; i < 4; i++) await add(db, h, { kind: "t.long" });
+  p.start();
+  await waitFor(() => p.stats().running === 4, { what: "4 jobs to start" });
+  // Each lease extension sent, with the number of jobs it carries.
+  const extensions = () =>
+    sent.filter((q) =>
+      /^update "?jobs"? set "?locked_until/i.test(q.sql.trim())
+    )
+      .map((q) => {
+        const list = q.parameters.find((v) =>
+          typeof v === "string" && v.startsWith("[[")
+        );
+        return list === undefined ? 1 : JSON.parse(list as string).length;
+      });
+  const before = extensions().length;
+  clock.advance(10_000);
+  const extended = addMs(clock.now(), 100).toISOString();
+  await waitFor(async () => {
+    const rows = await db.selectFrom("jobs").select("locked_until").execute();
+    return rows.every((r) => r.locked_until === extended);
+  }, { what: "the 4 leases to be extended" });
+  // Real-time beats may come more than once while the test looks; each
+  // carries all four jobs.
+  const beats = extensions().slice(before);
+  assert.ok(beats.length >= 1);
+  assert.deepEqual(beats, beats.map(() => 4));
+  for (const f of finish) f();
+  await waitFor(async () => await completed(db) === 4, { what: "the jobs" });
+  assert.equal(await p.drain(1_000), true);
+  await db.destroy();
 });
 
 engineTest("a handler whose lease was rescued is aborted", async (h) => {
