@@ -301,9 +301,12 @@ export async function claim(db: Db, opts: ClaimOptions): Promise<JobRow[]> {
   const jobs = opts.groups
     ? await claimGrouped(db, opts, opts.groups)
     : await claimWhere(db, opts, opts.limit);
-  // RETURNING does not keep the subquery's order.
+  // RETURNING does not keep the subquery's order. run_at is ISO text, so
+  // code-unit order is time order (localeCompare would load ICU data and
+  // cost far more per comparison).
   return jobs.sort((a, b) =>
-    a.priority - b.priority || a.runAt.localeCompare(b.runAt)
+    a.priority - b.priority ||
+    (a.runAt < b.runAt ? -1 : a.runAt > b.runAt ? 1 : 0)
   );
 }
 
