@@ -19,6 +19,22 @@ const SAVEPOINT = CompiledQuery.raw("savepoint group_unit");
 const RELEASE = CompiledQuery.raw("release group_unit");
 const ROLLBACK_TO = CompiledQuery.raw("rollback to group_unit");
 
+/** What a unit that can wait lets the writer do: gather for `gatherMs` first. */
+export interface RunOptions {
+  /**
+   * Wait up to this long for other units before starting a transaction when
+   * the writer is idle (a unit that cannot wait, or a running writer, takes
+   * it along sooner). For work nobody waits on by the millisecond (webhook
+   * attempt records, Meta's status callbacks): node:sqlite runs a
+   * transaction within one turn of the event loop, so units that arrive one
+   * per I/O callback would otherwise commit one by one.
+   */
+  gatherMs?: number;
+}
+
+/** Runs `fn` after `ms`; a test passes its own to decide when a gathering window closes. */
+export type Defer = (fn: () => void, ms: number) => void;
+
 /**
  * Group commit: the first unit that finds the writer idle starts a
  * transaction at once; units that arrive while a transaction runs (the
@@ -37,28 +53,46 @@ const ROLLBACK_TO = CompiledQuery.raw("rollback to group_unit");
  */
 export class GroupCommit {
   #db: Db;
+  #defer: Defer;
   #queue: Queued[] = [];
   #running = false;
+  /** A gathering window is open (RunOptions.gatherMs). */
+  #gathering = false;
   /** Transactions run, units committed or failed in them, and the largest group. */
   readonly stats = { groups: 0, units: 0, largest: 0 };
 
-  constructor(db: Db) {
+  constructor(
+    db: Db,
+    options: { defer?: Defer } = {},
+  ) {
     this.#db = db;
+    this.#defer = options.defer ?? ((fn, ms) => setTimeout(fn, ms));
   }
 
   /** Runs `unit` in the next group transaction; resolves once that transaction committed. */
-  run<T>(unit: WriteUnit<T>): Promise<T> {
+  run<T>(unit: WriteUnit<T>, options: RunOptions = {}): Promise<T> {
     return new Promise<T>((resolve, reject) => {
       this.#queue.push({
         unit: unit as WriteUnit<unknown>,
         resolve: resolve as (value: unknown) => void,
         reject,
       });
-      if (!this.#running) {
-        this.#running = true;
-        // A microtask, so units queued in this same turn still join.
-        queueMicrotask(() => this.#drain());
+      if (this.#running) return;
+      if (options.gatherMs && options.gatherMs > 0) {
+        if (this.#gathering) return;
+        this.#gathering = true;
+        this.#defer(() => {
+          this.#gathering = false;
+          if (!this.#running && this.#queue.length > 0) {
+            this.#running = true;
+            this.#drain();
+          }
+        }, options.gatherMs);
+        return;
       }
+      this.#running = true;
+      // A microtask, so units queued in this same turn still join.
+      queueMicrotask(() => this.#drain());
     });
   }
 

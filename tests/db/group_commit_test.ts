@@ -4,7 +4,7 @@ import { engineTest } from "../_harness.ts";
 import { GroupCommit } from "../../src/db/group_commit.ts";
 import { openDatabase } from "../../src/db/database.ts";
 import { AppError } from "../../src/errors.ts";
-import type { Database } from "../../src/db/schema.ts";
+import type { Database, Db } from "../../src/db/schema.ts";
 import {
   adaptNodeSqlite,
   openSqliteFile,
@@ -184,6 +184,77 @@ engineTest(
     await first;
     assert.deepEqual(await Promise.all(later), [0, 1, 2, 3, 4]);
     assert.deepEqual(commits.stats, { groups: 2, units: 6, largest: 5 });
+  },
+);
+
+/** A GroupCommit whose gathering windows close when the test says. */
+function gatheringCommits(h: { container: { db: Db } }) {
+  const windows: Array<{ close: () => void; ms: number }> = [];
+  const commits = new GroupCommit(h.container.db, {
+    defer: (close, ms) => windows.push({ close, ms }),
+  });
+  return { commits, windows };
+}
+
+/** Lets the event loop turn a few times (timers and I/O included). */
+async function turns(n = 5) {
+  for (let i = 0; i < n; i++) await new Promise((r) => setTimeout(r, 0));
+}
+
+engineTest(
+  "units that may wait, arriving in separate turns, commit together once their window closes",
+  async (h) => {
+    const { commits, windows } = gatheringCommits(h);
+    const accountId = h.tenant.account.id;
+    const done: number[] = [];
+    const runs: Promise<number>[] = [];
+    for (let i = 0; i < 3; i++) {
+      runs.push(
+        commits.run(async (trx) => {
+          await trx.insertInto("idempotency_keys")
+            .values(key(accountId, `g${i}`)).execute();
+          return i;
+        }, { gatherMs: 2 }).then((v) => {
+          done.push(v);
+          return v;
+        }),
+      );
+      await turns();
+    }
+    assert.equal(windows.length, 1, "one window for the three");
+    assert.equal(windows[0]!.ms, 2);
+    assert.deepEqual(done, [], "nothing runs before the window closes");
+    assert.equal(commits.stats.groups, 0);
+    windows[0]!.close();
+    assert.deepEqual(await Promise.all(runs), [0, 1, 2]);
+    assert.deepEqual(commits.stats, { groups: 1, units: 3, largest: 3 });
+    const keys = await h.container.db.selectFrom("idempotency_keys")
+      .select("key").where("key", "like", "g%").execute();
+    assert.equal(keys.length, 3);
+  },
+);
+
+engineTest(
+  "a unit that cannot wait starts the writer at once and takes the waiting units along",
+  async (h) => {
+    const { commits, windows } = gatheringCommits(h);
+    const waiting = [1, 2].map((i) =>
+      commits.run(() => Promise.resolve(i), { gatherMs: 2 })
+    );
+    await turns();
+    assert.equal(await commits.run(() => Promise.resolve(3)), 3);
+    assert.deepEqual(await Promise.all(waiting), [1, 2]);
+    assert.deepEqual(commits.stats, { groups: 1, units: 3, largest: 3 });
+    // The window closing afterwards finds nothing left to commit.
+    windows[0]!.close();
+    await turns();
+    assert.equal(commits.stats.groups, 1);
+    // A unit that may wait, arriving while no window is open, opens a new one.
+    const next = commits.run(() => Promise.resolve(4), { gatherMs: 2 });
+    assert.equal(windows.length, 2);
+    windows[1]!.close();
+    assert.equal(await next, 4);
+    assert.deepEqual(commits.stats, { groups: 2, units: 4, largest: 3 });
   },
 );
 

@@ -26,6 +26,12 @@ import type { AttemptContext, AttemptDeps } from "./attempt.ts";
 const MAX_RETRY_AFTER_MS = 24 * 60 * 60 * 1_000;
 /** Tries of the transaction that records an attempt (a retry of the job would send again). */
 const RECORD_TRIES = 4;
+/**
+ * How long a record waits for others to share its commit: attempts end one
+ * per response, each in its own turn of the event loop, and a commit costs
+ * more than the record's writes. Its job holds its slot meanwhile.
+ */
+export const RECORD_GATHER = { gatherMs: 2 } as const;
 
 /** Ends a row without an attempt (skipped), with its job. */
 export async function finish(
@@ -45,7 +51,7 @@ export async function finish(
     });
     await wakeDependents(trx, row, deps.clock.now());
     await ctx.completeIn(trx);
-  });
+  }, RECORD_GATHER);
 }
 
 /** Once a contact.created delivery ends, what waited for it runs at once. */
@@ -123,7 +129,7 @@ export async function record(
           });
         await t.ctx.completeIn(trx);
         return off;
-      }),
+      }, RECORD_GATHER),
   );
   observe(deps, row, sent, { nextAt, disabled });
   if (disabled) await skipQueue(deps.db, row.webhook_id, t.at);
