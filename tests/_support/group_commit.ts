@@ -13,3 +13,22 @@ export async function holdWriter(h: Harness) {
   await started;
   return { open, blocker };
 }
+
+/** An idempotency_keys row: a small row for group-commit units to write. */
+export function keyRow(accountId: string, key: string) {
+  return {
+    account_id: accountId,
+    key,
+    route: "t",
+    request_hash: "h",
+    response_status: 200,
+    response_body: "{}",
+    created_at: "x",
+    expires_at: "x",
+  };
+}
+
+/** Lets the event loop turn a few times (timers and I/O included). */
+export async function turns(n = 5) {
+  for (let i = 0; i < n; i++) await new Promise((r) => setTimeout(r, 0));
+}

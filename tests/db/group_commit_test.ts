@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { Kysely, sql, SqliteDialect, type Transaction } from "kysely";
 import { engineTest } from "../_harness.ts";
+import { keyRow, turns } from "../_support/group_commit.ts";
 import { GroupCommit } from "../../src/db/group_commit.ts";
 import { openDatabase } from "../../src/db/database.ts";
 import { AppError } from "../../src/errors.ts";
@@ -9,19 +10,6 @@ import {
   adaptNodeSqlite,
   openSqliteFile,
 } from "../../src/db/sqlite_dialect.ts";
-
-function key(accountId: string, k: string) {
-  return {
-    account_id: accountId,
-    key: k,
-    route: "t",
-    request_hash: "h",
-    response_status: 200,
-    response_body: "{}",
-    created_at: "x",
-    expires_at: "x",
-  };
-}
 
 engineTest(
   "GroupCommit commits units together and rolls back only the unit that failed",
@@ -34,7 +22,7 @@ engineTest(
       (_, i) =>
         commits.run(async (trx) => {
           await trx.insertInto("idempotency_keys").values(
-            key(accountId, `k${i}`),
+            keyRow(accountId, `k${i}`),
           )
             .execute();
           if (i === 3) throw new Error("unit 3 fails after its insert");
@@ -127,7 +115,7 @@ engineTest(
     const insert = (k: string) => async (trx: Transaction<Database>) => {
       seen.add(trx);
       await trx.insertInto("idempotency_keys")
-        .values(key(accountId, k)).execute();
+        .values(keyRow(accountId, k)).execute();
       return k;
     };
     // Queued in one turn: one group, one transaction.
@@ -196,11 +184,6 @@ function gatheringCommits(h: { container: { db: Db } }) {
   return { commits, windows };
 }
 
-/** Lets the event loop turn a few times (timers and I/O included). */
-async function turns(n = 5) {
-  for (let i = 0; i < n; i++) await new Promise((r) => setTimeout(r, 0));
-}
-
 engineTest(
   "units that may wait, arriving in separate turns, commit together once their window closes",
   async (h) => {
@@ -212,7 +195,7 @@ engineTest(
       runs.push(
         commits.run(async (trx) => {
           await trx.insertInto("idempotency_keys")
-            .values(key(accountId, `g${i}`)).execute();
+            .values(keyRow(accountId, `g${i}`)).execute();
           return i;
         }, { gatherMs: 2 }).then((v) => {
           done.push(v);

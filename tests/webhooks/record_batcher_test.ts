@@ -4,24 +4,7 @@ import { engineTest } from "../_harness.ts";
 import { GroupCommit } from "../../src/db/group_commit.ts";
 import type { Executor } from "../../src/db/schema.ts";
 import { RecordBatcher } from "../../src/domain/webhooks/record_batcher.ts";
-
-/** Lets the event loop turn a few times. */
-async function turns(n = 5) {
-  for (let i = 0; i < n; i++) await new Promise((r) => setTimeout(r, 0));
-}
-
-function keyRow(accountId: string, key: string) {
-  return {
-    account_id: accountId,
-    key,
-    route: "t",
-    request_hash: "h",
-    response_status: 200,
-    response_body: "{}",
-    created_at: "x",
-    expires_at: "x",
-  };
-}
+import { keyRow, turns } from "../_support/group_commit.ts";
 
 engineTest(
   "items added in separate turns are written by one call in one unit; one bad item fails alone",
