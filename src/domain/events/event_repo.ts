@@ -2,6 +2,7 @@ import { sql } from "kysely";
 import type { Selectable } from "kysely";
 import type { EventsTable, Executor } from "../../db/schema.ts";
 import { deleteInBatches } from "../../db/prune.ts";
+import { prepared } from "../../db/prepared.ts";
 import { toDbTime } from "../../db/time.ts";
 import { newId } from "../../ids.ts";
 
@@ -48,15 +49,29 @@ export async function insertEventRow(
   const createdAt = typeof event.createdAt === "string"
     ? event.createdAt
     : toDbTime(event.createdAt);
-  await db.insertInto("events").values({
+  await db.executeQuery(insertEvent(db, {
     id,
-    account_id: event.accountId,
+    accountId: event.accountId,
     type: event.type,
     data: dataText,
-    created_at: createdAt,
-  }).execute();
+    createdAt,
+  }));
   return { id, dataText, createdAt };
 }
+
+// Every status change, contact and conversation writes one: compiled once.
+const insertEvent = prepared<
+  "id" | "accountId" | "type" | "data" | "createdAt",
+  never
+>((db, p) =>
+  db.insertInto("events").values({
+    id: p("id"),
+    account_id: p("accountId"),
+    type: p("type"),
+    data: p("data"),
+    created_at: p("createdAt"),
+  })
+);
 
 /** The account's events after `afterSeq`, oldest first; `limit + 1` rows. */
 export async function listEventRows(
