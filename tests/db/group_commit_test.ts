@@ -1,27 +1,15 @@
 import assert from "node:assert/strict";
 import { Kysely, sql, SqliteDialect, type Transaction } from "kysely";
 import { createHarness, engineTest } from "../_harness.ts";
+import { keyRow, turns } from "../_support/group_commit.ts";
 import { GroupCommit } from "../../src/db/group_commit.ts";
 import { openDatabase } from "../../src/db/database.ts";
 import { AppError } from "../../src/errors.ts";
-import type { Database } from "../../src/db/schema.ts";
+import type { Database, Db } from "../../src/db/schema.ts";
 import {
   adaptNodeSqlite,
   openSqliteFile,
 } from "../../src/db/sqlite_dialect.ts";
-
-function key(accountId: string, k: string) {
-  return {
-    account_id: accountId,
-    key: k,
-    route: "t",
-    request_hash: "h",
-    response_status: 200,
-    response_body: "{}",
-    created_at: "x",
-    expires_at: "x",
-  };
-}
 
 engineTest(
   "GroupCommit commits units together and rolls back only the unit that failed",
@@ -34,7 +22,7 @@ engineTest(
       (_, i) =>
         commits.run(async (trx) => {
           await trx.insertInto("idempotency_keys").values(
-            key(accountId, `k${i}`),
+            keyRow(accountId, `k${i}`),
           )
             .execute();
           if (i === 3) throw new Error("unit 3 fails after its insert");
@@ -127,7 +115,7 @@ engineTest(
     const insert = (k: string) => async (trx: Transaction<Database>) => {
       seen.add(trx);
       await trx.insertInto("idempotency_keys")
-        .values(key(accountId, k)).execute();
+        .values(keyRow(accountId, k)).execute();
       return k;
     };
     // Queued in one turn: one group, one transaction.
@@ -187,56 +175,71 @@ engineTest(
   },
 );
 
-Deno.test("units queued by separate tasks before the writer starts share one group", async () => {
-  await using h = await createHarness();
-  const commits = new GroupCommit(h.container.db);
-  // Two HTTP requests are two tasks: the first one's unit must not start a
-  // group alone before the second one's unit (ready in the same turn) queues.
-  const units = await new Promise<Promise<number>[]>((resolve) => {
-    const out: Promise<number>[] = [];
-    setTimeout(() => out.push(commits.run(() => Promise.resolve(1))), 0);
-    setTimeout(() => {
-      out.push(commits.run(() => Promise.resolve(2)));
-      resolve(out);
-    }, 0);
+/** A GroupCommit whose gathering windows close when the test says. */
+function gatheringCommits(h: { container: { db: Db } }) {
+  const windows: Array<{ close: () => void; ms: number }> = [];
+  const commits = new GroupCommit(h.container.db, {
+    defer: (close, ms) => windows.push({ close, ms }),
   });
-  assert.deepEqual(await Promise.all(units), [1, 2]);
-  assert.deepEqual(commits.stats, { groups: 1, units: 2, largest: 2 });
-});
+  return { commits, windows };
+}
 
-Deno.test("under concurrent HTTP requests a group gathers the requests that arrived while the previous one ran", async () => {
-  await using h = await createHarness();
-  const commits = new GroupCommit(h.container.db);
-  const accountId = h.tenant.account.id;
-  await using server = Deno.serve(
-    { hostname: "127.0.0.1", port: 0, onListen() {} },
-    async (req) => {
-      const k = await req.text();
-      await commits.run((trx) =>
-        trx.insertInto("idempotency_keys").values(key(accountId, k)).execute()
+engineTest(
+  "units that may wait, arriving in separate turns, commit together once their window closes",
+  async (h) => {
+    const { commits, windows } = gatheringCommits(h);
+    const accountId = h.tenant.account.id;
+    const done: number[] = [];
+    const runs: Promise<number>[] = [];
+    for (let i = 0; i < 3; i++) {
+      runs.push(
+        commits.run(async (trx) => {
+          await trx.insertInto("idempotency_keys")
+            .values(keyRow(accountId, `g${i}`)).execute();
+          return i;
+        }, { gatherMs: 2 }).then((v) => {
+          done.push(v);
+          return v;
+        }),
       );
-      return new Response("ok");
-    },
-  );
-  const url = `http://127.0.0.1:${server.addr.port}/`;
-  let next = 0;
-  const client = async () => {
-    while (next < 400) {
-      const res = await fetch(url, { method: "POST", body: `k${next++}` });
-      await res.text();
+      await turns();
     }
-  };
-  await Promise.all(Array.from({ length: 16 }, client));
-  const stored = await h.container.db.selectFrom("idempotency_keys")
-    .select((eb) => eb.fn.countAll<number>().as("n")).executeTakeFirstOrThrow();
-  assert.equal(Number(stored.n), 400);
-  assert.equal(commits.stats.units, 400);
-  // With 16 requests in flight, groups of one mean the gathering failed.
-  assert.ok(
-    commits.stats.units / commits.stats.groups >= 3,
-    `400 requests in ${commits.stats.groups} groups`,
-  );
-});
+    assert.equal(windows.length, 1, "one window for the three");
+    assert.equal(windows[0]!.ms, 2);
+    assert.deepEqual(done, [], "nothing runs before the window closes");
+    assert.equal(commits.stats.groups, 0);
+    windows[0]!.close();
+    assert.deepEqual(await Promise.all(runs), [0, 1, 2]);
+    assert.deepEqual(commits.stats, { groups: 1, units: 3, largest: 3 });
+    const keys = await h.container.db.selectFrom("idempotency_keys")
+      .select("key").where("key", "like", "g%").execute();
+    assert.equal(keys.length, 3);
+  },
+);
+
+engineTest(
+  "a unit that cannot wait starts the writer at once and takes the waiting units along",
+  async (h) => {
+    const { commits, windows } = gatheringCommits(h);
+    const waiting = [1, 2].map((i) =>
+      commits.run(() => Promise.resolve(i), { gatherMs: 2 })
+    );
+    await turns();
+    assert.equal(await commits.run(() => Promise.resolve(3)), 3);
+    assert.deepEqual(await Promise.all(waiting), [1, 2]);
+    assert.deepEqual(commits.stats, { groups: 1, units: 3, largest: 3 });
+    // The window closing afterwards finds nothing left to commit.
+    windows[0]!.close();
+    await turns();
+    assert.equal(commits.stats.groups, 1);
+    // A unit that may wait, arriving while no window is open, opens a new one.
+    const next = commits.run(() => Promise.resolve(4), { gatherMs: 2 });
+    assert.equal(windows.length, 2);
+    windows[1]!.close();
+    assert.equal(await next, 4);
+    assert.deepEqual(commits.stats, { groups: 2, units: 4, largest: 3 });
+  },
+);
 
 Deno.test("a group a concurrent writer commits under still commits: the write lock is taken at begin", async () => {
   const dir = await Deno.makeTempDir();
@@ -310,4 +313,56 @@ Deno.test("a unit error that ends the whole transaction (disk full) fails every 
     await db.destroy();
     await Deno.remove(dir, { recursive: true });
   }
+});
+
+Deno.test("units queued by separate tasks before the writer starts share one group", async () => {
+  await using h = await createHarness();
+  const commits = new GroupCommit(h.container.db);
+  // Two HTTP requests are two tasks: the first one's unit must not start a
+  // group alone before the second one's unit (ready in the same turn) queues.
+  const units = await new Promise<Promise<number>[]>((resolve) => {
+    const out: Promise<number>[] = [];
+    setTimeout(() => out.push(commits.run(() => Promise.resolve(1))), 0);
+    setTimeout(() => {
+      out.push(commits.run(() => Promise.resolve(2)));
+      resolve(out);
+    }, 0);
+  });
+  assert.deepEqual(await Promise.all(units), [1, 2]);
+  assert.deepEqual(commits.stats, { groups: 1, units: 2, largest: 2 });
+});
+
+Deno.test("under concurrent HTTP requests a group gathers the requests that arrived while the previous one ran", async () => {
+  await using h = await createHarness();
+  const commits = new GroupCommit(h.container.db);
+  const accountId = h.tenant.account.id;
+  await using server = Deno.serve(
+    { hostname: "127.0.0.1", port: 0, onListen() {} },
+    async (req) => {
+      const k = await req.text();
+      await commits.run((trx) =>
+        trx.insertInto("idempotency_keys").values(keyRow(accountId, k))
+          .execute()
+      );
+      return new Response("ok");
+    },
+  );
+  const url = `http://127.0.0.1:${server.addr.port}/`;
+  let next = 0;
+  const client = async () => {
+    while (next < 400) {
+      const res = await fetch(url, { method: "POST", body: `k${next++}` });
+      await res.text();
+    }
+  };
+  await Promise.all(Array.from({ length: 16 }, client));
+  const stored = await h.container.db.selectFrom("idempotency_keys")
+    .select((eb) => eb.fn.countAll<number>().as("n")).executeTakeFirstOrThrow();
+  assert.equal(Number(stored.n), 400);
+  assert.equal(commits.stats.units, 400);
+  // With 16 requests in flight, groups of one mean the gathering failed.
+  assert.ok(
+    commits.stats.units / commits.stats.groups >= 3,
+    `400 requests in ${commits.stats.groups} groups`,
+  );
 });

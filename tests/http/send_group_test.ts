@@ -1,26 +1,13 @@
 import assert from "node:assert/strict";
 import { engineTest, type Harness } from "../_harness.ts";
 import { seedTemplate, templateTo } from "../messaging/_helpers.ts";
+import { holdWriter } from "../_support/group_commit.ts";
 
 function templateSend(h: Harness, to: string, name = "greeting", params = 1) {
   return {
     phoneNumberId: h.tenant.channel.id,
     ...templateTo(to, name, Array.from({ length: params }, () => "Ana")),
   };
-}
-
-/** Holds the group-commit writer until `open()`, so requests queue behind one transaction. */
-async function holdWriter(h: Harness) {
-  let open!: () => void;
-  const gate = new Promise<void>((resolve) => open = resolve);
-  let running!: () => void;
-  const started = new Promise<void>((resolve) => running = resolve);
-  const blocker = h.container.commits.run(async () => {
-    running();
-    await gate;
-  });
-  await started;
-  return { open, blocker };
 }
 
 engineTest(

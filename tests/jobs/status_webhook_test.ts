@@ -7,6 +7,8 @@ import { deliverMessage } from "../../src/domain/messages/delivery_service.ts";
 import { acceptMetaWebhook } from "../../src/domain/inbound/inbound_service.ts";
 import type { GraphApi } from "../../src/upstream/graph_api.ts";
 import { metaChange } from "../messaging/_helpers.ts";
+import { holdWriter } from "../_support/group_commit.ts";
+import { sql } from "kysely";
 
 /** A template message sent upstream as `wamid`, so status reports can match it. */
 async function sentMessage(h: Harness, wamid: string): Promise<string> {
@@ -132,6 +134,59 @@ engineTest(
     assert.deepEqual(
       (await jobsOf(h, "meta.inbound")).map((j) => j.unique_key).sort(),
       [`meta.inbound:${mixed}`, `meta.inbound:${other}`].sort(),
+    );
+  },
+);
+
+engineTest(
+  "status webhooks that arrive together share one transaction; one whose write fails goes down the job path alone",
+  async (h) => {
+    const ids = [
+      await sentMessage(h, "wamid.G1"),
+      await sentMessage(h, "wamid.G2"),
+      await sentMessage(h, "wamid.G3"),
+    ];
+    // The stored payload of the status path (processed at once) of G2 cannot be written.
+    await sql`create trigger refuse_g2 before insert on inbound_payloads
+      when new.processed_at is not null and new.body like '%wamid.G2%'
+      begin select raise(abort, 'refused by the test'); end`
+      .execute(h.container.db);
+    const { open, blocker } = await holdWriter(h);
+    const before = { ...h.container.commits.stats };
+    const pending = ["wamid.G1", "wamid.G2", "wamid.G3"].map((wamid) =>
+      acceptMetaWebhook(
+        h.container,
+        webhook(h, { statuses: [status(wamid, "delivered")] }),
+      )
+    );
+    for (let i = 0; i < 20; i++) await new Promise((r) => setTimeout(r, 0));
+    open();
+    await blocker;
+    const [g1, g2, g3] = await Promise.all(pending);
+    const stats = h.container.commits.stats;
+    assert.equal(stats.units - before.units, 3);
+    // On SQLite each callback's channel lookup also waits for the writer, so
+    // the three may reach it in two groups; never one transaction each.
+    assert.ok(
+      stats.groups - before.groups < 3,
+      `${stats.groups - before.groups} commits for 3 callbacks`,
+    );
+    assert.equal(await messageStatus(h, ids[0]!), "delivered");
+    assert.equal(await messageStatus(h, ids[2]!), "delivered");
+    // G2's unit rolled back alone (its status too) and was queued instead.
+    assert.equal(await messageStatus(h, ids[1]!), "sent");
+    assert.ok((await payload(h, g1!)).processed_at);
+    assert.ok((await payload(h, g3!)).processed_at);
+    assert.equal((await payload(h, g2!)).processed_at, null);
+    assert.deepEqual(await jobsOf(h, "meta.inbound"), [
+      { unique_key: `meta.inbound:${g2}` },
+    ]);
+    const events = await h.container.db.selectFrom("events")
+      .select("data").where("type", "=", "message.status_changed").execute();
+    assert.deepEqual(
+      events.map((e) => JSON.parse(e.data).newStatus).sort(),
+      ["delivered", "delivered", "sent", "sent", "sent"],
+      "no event of the rolled-back unit",
     );
   },
 );

@@ -4,6 +4,7 @@ import {
   type AttemptResult,
   findDelivery,
   finishAttempt,
+  finishAttempts,
   insertDeliveries,
 } from "../../src/domain/webhooks/delivery_repo.ts";
 import { ENGINES } from "../_harness.ts";
@@ -79,6 +80,31 @@ for (const engine of ENGINES) {
       // Only a pending row is written, once.
       assert.equal(await finishAttempt(db, "d-1", result), false);
       assert.deepEqual(await read("d-2"), rows[1]);
+
+      // Many at once: every column of each row, pending rows only.
+      await insertDeliveries(db, [row("d-3")]);
+      const failed: AttemptResult = {
+        ...result,
+        status: "failed",
+        status_code: 503,
+        outcome: "5xx",
+        error_message: "unavailable",
+        duration_ms: 12,
+        response_excerpt: null,
+        redirect_location: "https://example.com/y",
+        redirect_status_code: 302,
+        next_attempt_at: "2026-01-01T00:00:09.000Z",
+      };
+      const written = await finishAttempts(db, [
+        { id: "d-1", result: failed },
+        { id: "d-2", result },
+        { id: "d-3", result: failed },
+      ]);
+      assert.deepEqual([...written].sort(), ["d-2", "d-3"]);
+      assert.deepEqual(await read("d-1"), { ...rows[0], ...result });
+      assert.deepEqual(await read("d-2"), { ...rows[1], ...result });
+      assert.deepEqual(await read("d-3"), { ...row("d-3"), ...failed });
+      assert.deepEqual(await finishAttempts(db, []), new Set());
     },
     { engine },
   );

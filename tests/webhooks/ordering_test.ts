@@ -9,6 +9,7 @@ import {
   type WebhookHarness,
   webhookTest,
 } from "../_support/webhooks.ts";
+import { recordEvent } from "../../src/domain/events/event_service.ts";
 
 const ALL = [
   "contact.created",
@@ -108,5 +109,47 @@ webhookTest(
       "message.received",
     ]);
     assert.equal(await h.deliver(), 0);
+  },
+);
+
+webhookTest(
+  "a status change does not wait for its contact's contact.created (only conversation.created and message.received do)",
+  async (h, receiver) => {
+    await h.subscribe({
+      url: receiver.url,
+      events: [...ALL, "message.status_changed"],
+    });
+    const accountId = h.tenant.account.id;
+    const createdAt = h.clock.now();
+    await h.container.db.transaction().execute(async (trx) => {
+      await recordEvent(trx, {
+        accountId,
+        type: "contact.created",
+        data: { id: "contact-w1" },
+        createdAt,
+      });
+      await recordEvent(trx, {
+        accountId,
+        type: "conversation.created",
+        data: { id: "conversation-w1", contactId: "contact-w1" },
+        createdAt,
+      });
+      await recordEvent(trx, {
+        accountId,
+        type: "message.status_changed",
+        data: { id: "message-w1", contactId: "contact-w1", newStatus: "sent" },
+        createdAt,
+      });
+    });
+    const rows = await h.container.db.selectFrom("webhook_deliveries")
+      .select(["event", "after_root_id"]).execute();
+    const waiting = Object.fromEntries(
+      rows.map((r) => [r.event, r.after_root_id !== null]),
+    );
+    assert.deepEqual(waiting, {
+      "contact.created": false,
+      "conversation.created": true,
+      "message.status_changed": false,
+    });
   },
 );

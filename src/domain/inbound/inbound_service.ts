@@ -1,4 +1,5 @@
 import type { Db } from "../../db/schema.ts";
+import type { GroupCommit } from "../../db/group_commit.ts";
 import type { Clock } from "../../clock.ts";
 import type { Logger } from "../../log.ts";
 import { AppError } from "../../errors.ts";
@@ -39,6 +40,8 @@ import { findChannelByUpstreamId } from "../channels/channel_repo.ts";
 
 export interface InboundDeps {
   db: Db;
+  /** Status-only callbacks commit together (status_webhook_service.ts). */
+  commits: Pick<GroupCommit, "run">;
   clock: Clock;
   log: Logger;
   config: {

@@ -3,8 +3,11 @@
  * every message) are applied in the request's own transaction, with the
  * stored payload marked processed: a few indexed writes per status, not a
  * stored payload, a job, its claim, a second read and its settlement. The
- * rank rule and the unmatched-status retries (`meta.status`) are the job's
- * own (applyStatusIn, enqueueStatusRetry). Anything else in the payload, an
+ * callbacks that arrive together share one transaction (GroupCommit), each in
+ * its own savepoint: Meta sends three per message, and a commit of their
+ * rows, events and deliveries costs more than the writes. The rank rule and
+ * the unmatched-status retries (`meta.status`) are the job's own
+ * (applyStatusIn, enqueueStatusRetry). Anything else in the payload, an
  * unknown phone number id or a failure sends it down the usual way.
  */
 import type { Channel } from "../channels/channel.ts";
@@ -20,15 +23,21 @@ import {
   unmatchedNote,
 } from "./unmatched_status_service.ts";
 import type { Db } from "../../db/schema.ts";
+import type { GroupCommit } from "../../db/group_commit.ts";
 import type { Clock } from "../../clock.ts";
 import type { Logger } from "../../log.ts";
 
 export interface StatusWebhookDeps {
   db: Db;
+  /** Callbacks that arrive together commit in one transaction (GroupCommit). */
+  commits: Pick<GroupCommit, "run">;
   clock: Clock;
   log: Logger;
   jobs: { notify(lanes?: Iterable<number>): void };
 }
+
+/** Callbacks gather this long for a shared commit (2 ms more before Meta gets its 200). */
+const STATUS_GATHER = { gatherMs: 2 } as const;
 
 interface StatusChange {
   entry: number;
@@ -69,7 +78,8 @@ export function statusOnly(payload: MetaPayload): StatusChange[] | null {
 
 /**
  * Stores a status-only payload processed and applies its statuses, in one
- * transaction; false (nothing written) when it must go down the usual way.
+ * unit of a group commit (resolved once committed); false (nothing of it
+ * written) when it must go down the usual way.
  */
 export async function applyStatusWebhook(
   deps: StatusWebhookDeps,
@@ -84,7 +94,7 @@ export async function applyStatusWebhook(
     channels.set(phoneNumberId, channel);
   }
   try {
-    const unmatched = await deps.db.transaction().execute(async (trx) => {
+    const unmatched = await deps.commits.run(async (trx) => {
       const unmatched: StatusAt[] = [];
       for (const change of input.changes) {
         const channel = channels.get(change.phoneNumberId)!;
@@ -108,7 +118,7 @@ export async function applyStatusWebhook(
         error: unmatched.length ? unmatchedNote(unmatched.length) : null,
       });
       return unmatched.length;
-    });
+    }, STATUS_GATHER);
     if (unmatched > 0) deps.jobs.notify([PRIORITY.inbound]);
     return true;
   } catch (err) {

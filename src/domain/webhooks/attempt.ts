@@ -1,5 +1,6 @@
 /** What making a delivery attempt needs (shared by the attempt and its recording). */
 import type { Db, Executor } from "../../db/schema.ts";
+import type { GroupCommit } from "../../db/group_commit.ts";
 import type { Clock } from "../../clock.ts";
 import type { SecretBox } from "../../crypto.ts";
 import type { Logger } from "../../log.ts";
@@ -9,7 +10,7 @@ import type { AppMetrics } from "../../metrics/app_metrics.ts";
 export interface AttemptDeps {
   db: Db;
   /** Attempts that end together are recorded in one transaction (GroupCommit). */
-  commits: { run<T>(unit: (trx: Executor) => Promise<T>): Promise<T> };
+  commits: Pick<GroupCommit, "run">;
   clock: Clock;
   log: Logger;
   secrets: SecretBox;

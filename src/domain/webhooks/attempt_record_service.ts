@@ -1,9 +1,10 @@
 // Recording an attempt: its result, the next attempt, the counters and the
 // job's completion in one transaction; then metrics and logs.
 import type { Executor, WebhookDeliveriesTable } from "../../db/schema.ts";
+import { RecordBatcher } from "./record_batcher.ts";
 import { newId } from "../../ids.ts";
 import { addMs, toDbTime } from "../../db/time.ts";
-import { enqueue, runNow } from "../../jobs/queue.ts";
+import { enqueueMany, runNow } from "../../jobs/queue.ts";
 import {
   WEBHOOK_MAX_ATTEMPTS,
   webhookRetryDelayMs,
@@ -12,6 +13,7 @@ import {
   type AttemptRow,
   dependentsOf,
   finishAttempt,
+  finishAttempts,
   insertDeliveries,
   skipQueue,
 } from "./delivery_repo.ts";
@@ -26,6 +28,12 @@ import type { AttemptContext, AttemptDeps } from "./attempt.ts";
 const MAX_RETRY_AFTER_MS = 24 * 60 * 60 * 1_000;
 /** Tries of the transaction that records an attempt (a retry of the job would send again). */
 const RECORD_TRIES = 4;
+/**
+ * How long a record waits for others to share its commit: attempts end one
+ * per response, each in its own turn of the event loop, and a commit costs
+ * more than the record's writes. Its job holds its slot meanwhile.
+ */
+export const RECORD_GATHER = { gatherMs: 2 } as const;
 
 /** Ends a row without an attempt (skipped), with its job. */
 export async function finish(
@@ -45,7 +53,7 @@ export async function finish(
     });
     await wakeDependents(trx, row, deps.clock.now());
     await ctx.completeIn(trx);
-  });
+  }, RECORD_GATHER);
 }
 
 /** Once a contact.created delivery ends, what waited for it runs at once. */
@@ -64,69 +72,135 @@ function nextAttemptAt(row: AttemptRow, sent: SentAttempt, now: Date) {
   return addMs(now, Math.max(scheduled, asked));
 }
 
+/** A made attempt waiting for its record. */
+interface Made {
+  row: AttemptRow;
+  sent: SentAttempt;
+  t: { ctx: AttemptContext; at: string; done: Date; firstAttemptAt: string };
+  next: Date | null;
+  nextAt: string | null;
+}
+
+/** The recorder of each group commit (one per container). */
+const recorders = new WeakMap<object, RecordBatcher<Made, boolean>>();
+
+function recorderOf(deps: AttemptDeps): RecordBatcher<Made, boolean> {
+  let recorder = recorders.get(deps.commits);
+  if (!recorder) {
+    recorder = new RecordBatcher(deps.commits, writeMade, RECORD_GATHER);
+    recorders.set(deps.commits, recorder);
+  }
+  return recorder;
+}
+
 /** Records a made attempt (see the top of this file). */
 export async function record(
   deps: AttemptDeps,
   row: AttemptRow,
   sent: SentAttempt,
-  t: { ctx: AttemptContext; at: string; done: Date; firstAttemptAt: string },
+  t: Made["t"],
 ): Promise<void> {
   const next = nextAttemptAt(row, sent, t.done);
   const nextAt = next ? toDbTime(next) : null;
-  const disabled = await withRetries(
-    deps,
-    () =>
-      deps.commits.run(async (trx) => {
-        const written = await finishAttempt(trx, row.id, {
-          status: sent.success ? "success" : "failed",
-          status_code: sent.statusCode,
-          outcome: sent.outcome,
-          error_message: sent.errorMessage,
-          duration_ms: sent.durationMs,
-          response_excerpt: sent.excerpt,
-          redirect_location: sent.redirectLocation,
-          redirect_status_code: sent.redirectStatusCode,
-          first_attempt_at: t.firstAttemptAt,
-          attempted_at: t.at,
-          next_attempt_at: nextAt,
-        });
-        if (!written) {
-          await t.ctx.completeIn(trx);
-          return false;
-        }
-        if (next) {
-          const retry = pendingRow({
-            id: newId(t.done.getTime()),
-            account_id: row.account_id,
-            webhook_id: row.webhook_id,
-            root_id: row.root_id,
-            event_id: row.event_id,
-            event: row.event,
-            subject_id: row.subject_id,
-            kind: row.kind,
-            attempt: row.attempt + 1,
-            payload_hash: row.payload_hash,
-            first_attempt_at: t.firstAttemptAt,
-            next_attempt_at: nextAt,
-            created_at: t.at,
-          });
-          await insertDeliveries(trx, [retry]);
-          await enqueue(trx, deliveryJob(retry, { runAt: next }), t.done);
-        } else {
-          await wakeDependents(trx, row, t.done);
-        }
-        const off = row.kind === "test"
-          ? false
-          : await recordDeliveryOutcome(trx, row.webhook_id, {
-            success: sent.success,
-            at: t.at,
-          });
-        await t.ctx.completeIn(trx);
-        return off;
-      }),
-  );
+  const made: Made = { row, sent, t, next, nextAt };
+  const disabled = await withRetries(deps, () => recorderOf(deps).add(made));
   observe(deps, row, sent, { nextAt, disabled });
   if (disabled) await skipQueue(deps.db, row.webhook_id, t.at);
+}
+
+/**
+ * Records the attempts that ended together, in one unit: their results in
+ * one statement, their retries in one more, the subscriptions' counters and
+ * each job's completion. Returns, per attempt, whether its failure disabled
+ * the subscription. A row no longer pending (another run wrote it) only
+ * completes its job.
+ */
+async function writeMade(trx: Executor, made: Made[]): Promise<boolean[]> {
+  const written = await finishAttempts(
+    trx,
+    made.map(({ row, sent, t, nextAt }) => ({
+      id: row.id,
+      result: {
+        status: sent.success ? "success" : "failed",
+        status_code: sent.statusCode,
+        outcome: sent.outcome,
+        error_message: sent.errorMessage,
+        duration_ms: sent.durationMs,
+        response_excerpt: sent.excerpt,
+        redirect_location: sent.redirectLocation,
+        redirect_status_code: sent.redirectStatusCode,
+        first_attempt_at: t.firstAttemptAt,
+        attempted_at: t.at,
+        next_attempt_at: nextAt,
+      },
+    })),
+  );
+  const recorded = made.filter((m) => written.has(m.row.id));
+  const retries = recorded.filter((m) => m.next !== null).map(retryOf);
+  if (retries.length > 0) {
+    await insertDeliveries(trx, retries.map((r) => r.row));
+    await enqueueMany(
+      trx,
+      retries.map((r) => deliveryJob(r.row, { runAt: r.runAt })),
+      made.at(-1)!.t.done,
+    );
+  }
+  for (const m of recorded) {
+    if (m.next === null) await wakeDependents(trx, m.row, m.t.done);
+  }
+  const disabled = await countOutcomes(
+    trx,
+    recorded.filter((m) => m.row.kind !== "test"),
+  );
+  for (const m of made) await m.t.ctx.completeIn(trx);
+  return made.map((m) => disabled.has(m));
+}
+
+/** The pending row and due time of a failed attempt's retry. */
+function retryOf({ row, t, next, nextAt }: Made) {
+  return {
+    row: pendingRow({
+      id: newId(t.done.getTime()),
+      account_id: row.account_id,
+      webhook_id: row.webhook_id,
+      root_id: row.root_id,
+      event_id: row.event_id,
+      event: row.event,
+      subject_id: row.subject_id,
+      kind: row.kind,
+      attempt: row.attempt + 1,
+      payload_hash: row.payload_hash,
+      first_attempt_at: t.firstAttemptAt,
+      next_attempt_at: nextAt,
+      created_at: t.at,
+    }),
+    runAt: next!,
+  };
+}
+
+/**
+ * The subscriptions' counters, in the order the attempts ended: one write
+ * for a subscription whose attempts all succeeded, else one per attempt (a
+ * failure counts towards auto-disable). Returns the attempts that disabled one.
+ */
+async function countOutcomes(trx: Executor, made: Made[]): Promise<Set<Made>> {
+  const byHook = Map.groupBy(made, (m) => m.row.webhook_id);
+  const disabled = new Set<Made>();
+  for (const [webhookId, list] of byHook) {
+    if (list.every((m) => m.sent.success)) {
+      const at = list.map((m) => m.t.at).reduce((a, b) => a > b ? a : b);
+      await recordDeliveryOutcome(trx, webhookId, { success: true, at });
+      continue;
+    }
+    for (const m of list) {
+      const off = await recordDeliveryOutcome(trx, webhookId, {
+        success: m.sent.success,
+        at: m.t.at,
+      });
+      if (off) disabled.add(m);
+    }
+  }
+  return disabled;
 }
 
 /**

@@ -262,6 +262,29 @@ export async function finishAttempt(
   return changes === 1;
 }
 
+const FINISH_ATTEMPTS = `update webhook_deliveries set ${
+  RESULT_COLUMNS.map((c) => `${c} = s.${c}`).join(", ")
+} from (select value ->> 0 as id, ${
+  RESULT_COLUMNS.map((c, i) => `value ->> ${i + 1} as ${c}`).join(", ")
+} from json_each(?)) as s
+  where webhook_deliveries.id = s.id and webhook_deliveries.status = 'pending'
+  returning webhook_deliveries.id`;
+
+/** finishAttempt() of many rows in one statement; returns the ids written (the rows still pending). */
+export async function finishAttempts(
+  db: Executor,
+  attempts: ReadonlyArray<{ id: string; result: AttemptResult }>,
+): Promise<Set<string>> {
+  if (attempts.length === 0) return new Set();
+  const list = JSON.stringify(
+    attempts.map((a) => [a.id, ...RESULT_COLUMNS.map((c) => a.result[c])]),
+  );
+  const { rows } = await runPrecompiled<{ id: string }>(db, FINISH_ATTEMPTS, [
+    list,
+  ]);
+  return new Set(rows.map((r) => r.id));
+}
+
 export interface DeliveryListQuery {
   accountId: string;
   webhookId: string;

@@ -16,6 +16,12 @@ export { DELIVER_JOB } from "./delivery.ts";
  */
 export const WAITING_BACKSTOP_MS = 30_000;
 
+/**
+ * The kinds delivered after their contact's contact.created (the spec's
+ * events rule 3); the rest never wait, so a status change costs no lookup.
+ */
+const WAITS_FOR_CONTACT = new Set(["message.received", "conversation.created"]);
+
 export interface FannedEvent {
   eventId: string;
   accountId: string;
@@ -46,7 +52,8 @@ export function deliveryJob(
  * kind, in the caller's transaction (the event's own), with the job of its
  * first attempt; a disabled subscription gets a `skipped` row instead (it can
  * be replayed). A message.received or conversation.created whose contact's
- * contact.created is still on its way to a subscription waits for it there.
+ * contact.created is still on its way to a subscription waits for it there;
+ * no other kind waits.
  * Returns how many deliveries it queued.
  */
 export async function fanOut(
@@ -59,7 +66,7 @@ export async function fanOut(
   );
   if (subscribers.length === 0) return 0;
   const enabled = subscribers.filter((s) => s.enabled === 1).map((s) => s.id);
-  const waits = event.type !== "contact.created" && event.subjectId
+  const waits = WAITS_FOR_CONTACT.has(event.type) && event.subjectId
     ? await pendingContactCreated(trx, {
       webhookIds: enabled,
       subjectId: event.subjectId,
