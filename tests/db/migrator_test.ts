@@ -40,15 +40,16 @@ engineTest(
     const db = h.container.db;
     // Back to the schema before the last migration.
     const last = NAMES.at(-1)!;
-    assert.equal(last, "0008_jobs_ungrouped_idx");
-    await sql`drop index jobs_ungrouped_idx`.execute(db);
+    assert.equal(last, "0009_jobs_lean_indexes");
+    await sql`create index jobs_finalized_idx on jobs (finalized_at)
+      where finalized_at is not null`.execute(db);
     await sql`delete from kysely_migration where name = ${last}`.execute(db);
     assert.equal(await migrationsCurrent(db), false);
     assert.deepEqual(await migrateToLatest(db), [last]);
     assert.equal(await migrationsCurrent(db), true);
     const index = await sql<{ name: string }>`select name from sqlite_master
-      where type = 'index' and name = 'jobs_ungrouped_idx'`.execute(db);
-    assert.equal(index.rows.length, 1);
+      where type = 'index' and name = 'jobs_finalized_idx'`.execute(db);
+    assert.equal(index.rows.length, 0);
   },
 );
 
