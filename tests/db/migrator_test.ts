@@ -7,6 +7,8 @@ import { migrations } from "../../migrations/mod.ts";
 import { migrateToLatest, migrationsCurrent } from "../../src/db/migrator.ts";
 import { engineTest } from "../_harness.ts";
 import type { Db } from "../../src/db/schema.ts";
+import { acceptBatch } from "../../src/domain/messages/send_service.ts";
+import { seedTemplate, templateTo } from "../messaging/_helpers.ts";
 
 const NAMES = Object.keys(migrations);
 
@@ -38,18 +40,49 @@ engineTest(
   "a pending migration is applied, and the database is current only then",
   async (h) => {
     const db = h.container.db;
-    // Back to the schema before the last migration.
+    // Back to the schema before the last migration, with queued batch
+    // sends for it to count into its new table.
     const last = NAMES.at(-1)!;
-    assert.equal(last, "0009_jobs_lean_indexes");
-    await sql`create index jobs_finalized_idx on jobs (finalized_at)
-      where finalized_at is not null`.execute(db);
+    assert.equal(last, "0010_channel_batch_backlog");
+    await seedTemplate(h);
+    const accepted = await db.transaction().execute((trx) =>
+      acceptBatch(
+        trx,
+        {
+          clock: h.clock,
+          lookups: h.container.lookups,
+          config: { sendRatePerSecond: 80 },
+        },
+        h.tenant.account.id,
+        {
+          defaultPhoneNumberId: h.tenant.channel.id,
+          messages: ["+5491155550001", "+5491155550002", "+5491155550003"]
+            .map((to) => templateTo(to)),
+        },
+      )
+    );
+    assert.equal(accepted.accepted, 3);
+    for (const side of ["insert", "delete", "leave", "enter"]) {
+      await sql`drop trigger ${sql.raw(`messages_backlog_${side}`)}`
+        .execute(db);
+    }
+    await sql`drop table channel_batch_backlog`.execute(db);
+    await sql`create index messages_channel_backlog_idx
+      on messages (channel_id, lane, status)`.execute(db);
     await sql`delete from kysely_migration where name = ${last}`.execute(db);
     assert.equal(await migrationsCurrent(db), false);
     assert.deepEqual(await migrateToLatest(db), [last]);
     assert.equal(await migrationsCurrent(db), true);
     const index = await sql<{ name: string }>`select name from sqlite_master
-      where type = 'index' and name = 'jobs_finalized_idx'`.execute(db);
+      where type = 'index' and name = 'messages_channel_backlog_idx'`
+      .execute(db);
     assert.equal(index.rows.length, 0);
+    const backlog = await db.selectFrom("channel_batch_backlog")
+      .selectAll().execute();
+    assert.deepEqual(
+      backlog.map((r) => ({ ...r, queued: Number(r.queued) })),
+      [{ channel_id: h.tenant.channel.id, queued: 3 }],
+    );
   },
 );
 
