@@ -7,8 +7,7 @@ import { migrations } from "../../migrations/mod.ts";
 import { migrateToLatest, migrationsCurrent } from "../../src/db/migrator.ts";
 import { engineTest } from "../_harness.ts";
 import type { Db } from "../../src/db/schema.ts";
-import { acceptBatch } from "../../src/domain/messages/send_service.ts";
-import { seedTemplate, templateTo } from "../messaging/_helpers.ts";
+import { acceptTemplates, seedTemplate } from "../messaging/_helpers.ts";
 
 const NAMES = Object.keys(migrations);
 
@@ -49,20 +48,11 @@ engineTest(
     ]);
     await seedTemplate(h);
     const accepted = await db.transaction().execute((trx) =>
-      acceptBatch(
-        trx,
-        {
-          clock: h.clock,
-          lookups: h.container.lookups,
-          config: { sendRatePerSecond: 80 },
-        },
-        h.tenant.account.id,
-        {
-          defaultPhoneNumberId: h.tenant.channel.id,
-          messages: ["+5491155550001", "+5491155550002", "+5491155550003"]
-            .map((to) => templateTo(to)),
-        },
-      )
+      acceptTemplates(h, trx, [
+        "+5491155550001",
+        "+5491155550002",
+        "+5491155550003",
+      ])
     );
     assert.equal(accepted.accepted, 3);
     for (const side of ["insert", "delete", "leave", "enter"]) {

@@ -4,31 +4,22 @@
 import assert from "node:assert/strict";
 import { sql } from "kysely";
 import { engineTest, type Harness } from "../_harness.ts";
-import { acceptBatch } from "../../src/domain/messages/send_service.ts";
 import { createChannel } from "../../src/domain/channels/channel_service.ts";
-import { seedTemplate, templateTo } from "./_helpers.ts";
+import { acceptTemplates, seedTemplate } from "./_helpers.ts";
 import type { Executor } from "../../src/db/schema.ts";
 
 let numbers = 0;
 
-function batchOf(n: number) {
+/** `n` numbers no contact has. */
+function fresh(n: number): string[] {
   return Array.from(
     { length: n },
-    () => templateTo(`+54911${String(5_000_000 + numbers++).padStart(8, "0")}`),
+    () => `+54911${String(5_000_000 + numbers++).padStart(8, "0")}`,
   );
 }
 
 async function accept(h: Harness, trx: Executor, n: number, channelId: string) {
-  const result = await acceptBatch(
-    trx,
-    {
-      clock: h.clock,
-      lookups: h.container.lookups,
-      config: { sendRatePerSecond: 80 },
-    },
-    h.tenant.account.id,
-    { defaultPhoneNumberId: channelId, messages: batchOf(n) },
-  );
+  const result = await acceptTemplates(h, trx, fresh(n), channelId);
   assert.equal(result.accepted, n, JSON.stringify(result.items[0]));
 }
 
