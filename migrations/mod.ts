@@ -9,6 +9,8 @@ import * as m0006 from "./0006_social.ts";
 import * as m0007 from "./0007_cache_epoch.ts";
 import * as m0008 from "./0008_jobs_ungrouped_idx.ts";
 import * as m0009 from "./0009_jobs_lean_indexes.ts";
+import * as m0010 from "./0010_channel_batch_backlog.ts";
+import * as m0011 from "./0011_drop_messages_inbound_idx.ts";
 
 export const migrations: Record<string, Migration> = {
   "0001_initial": m0001,
@@ -20,4 +22,6 @@ export const migrations: Record<string, Migration> = {
   "0007_cache_epoch": m0007,
   "0008_jobs_ungrouped_idx": m0008,
   "0009_jobs_lean_indexes": m0009,
+  "0010_channel_batch_backlog": m0010,
+  "0011_drop_messages_inbound_idx": m0011,
 };

@@ -315,6 +315,12 @@ export interface SocialCommentCacheTable {
   fetched_at: string;
 }
 
+/** Queued batch sends per channel, kept by triggers on messages (migration 0010). */
+export interface ChannelBatchBacklogTable {
+  channel_id: string;
+  queued: number;
+}
+
 export interface Database {
   accounts: AccountsTable;
   api_keys: ApiKeysTable;
@@ -324,6 +330,7 @@ export interface Database {
   templates: TemplatesTable;
   conversations: ConversationsTable;
   messages: MessagesTable;
+  channel_batch_backlog: ChannelBatchBacklogTable;
   media: MediaTable;
   events: EventsTable;
   jobs: JobsTable;

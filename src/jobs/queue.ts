@@ -48,8 +48,12 @@ export {
 /** Rows per multi-row insert (18 parameters each stays far below SQLite's limit). */
 const INSERT_CHUNK = 100;
 
-function toRow(job: AnyJobInput, now: Date): JobsTable {
-  const at = toDbTime(now);
+/** `at` is now's text, given by callers of many rows: toDbTime() keeps one answer, and now and run_at alternating would miss it on every row. */
+function toRow(
+  job: AnyJobInput,
+  now: Date,
+  at: string = toDbTime(now),
+): JobsTable {
   return {
     id: newId(now.getTime()),
     kind: job.kind,
@@ -168,9 +172,10 @@ export async function enqueueManyCompiled(
   jobs: readonly EnqueueInput[],
   now: Date,
 ): Promise<void> {
+  const at = toDbTime(now);
   for (let i = 0; i < jobs.length; i += INSERT_CHUNK) {
     const rows = jobs.slice(i, i + INSERT_CHUNK)
-      .map((j) => toRow(withDefaults(j), now));
+      .map((j) => toRow(withDefaults(j), now, at));
     await db.executeQuery(
       CompiledQuery.raw(
         jobInsertText(rows.length),
@@ -211,8 +216,9 @@ export async function enqueueManyUnchecked(
   jobs: readonly AnyJobInput[],
   now: Date,
 ): Promise<void> {
+  const at = toDbTime(now);
   for (let i = 0; i < jobs.length; i += INSERT_CHUNK) {
-    const rows = jobs.slice(i, i + INSERT_CHUNK).map((j) => toRow(j, now));
+    const rows = jobs.slice(i, i + INSERT_CHUNK).map((j) => toRow(j, now, at));
     await db.insertInto("jobs").values(rows)
       .onConflict((oc) => oc.doNothing())
       .execute();

@@ -7,6 +7,7 @@ import { migrations } from "../../migrations/mod.ts";
 import { migrateToLatest, migrationsCurrent } from "../../src/db/migrator.ts";
 import { engineTest } from "../_harness.ts";
 import type { Db } from "../../src/db/schema.ts";
+import { acceptTemplates, seedTemplate } from "../messaging/_helpers.ts";
 
 const NAMES = Object.keys(migrations);
 
@@ -38,18 +39,47 @@ engineTest(
   "a pending migration is applied, and the database is current only then",
   async (h) => {
     const db = h.container.db;
-    // Back to the schema before the last migration.
-    const last = NAMES.at(-1)!;
-    assert.equal(last, "0009_jobs_lean_indexes");
-    await sql`create index jobs_finalized_idx on jobs (finalized_at)
-      where finalized_at is not null`.execute(db);
-    await sql`delete from kysely_migration where name = ${last}`.execute(db);
+    // Back to the schema before the last two migrations, with queued batch
+    // sends for 0010 to count into its new table.
+    const pending = NAMES.slice(-2);
+    assert.deepEqual(pending, [
+      "0010_channel_batch_backlog",
+      "0011_drop_messages_inbound_idx",
+    ]);
+    await seedTemplate(h);
+    const accepted = await db.transaction().execute((trx) =>
+      acceptTemplates(h, trx, [
+        "+5491155550001",
+        "+5491155550002",
+        "+5491155550003",
+      ])
+    );
+    assert.equal(accepted.accepted, 3);
+    for (const side of ["insert", "delete", "leave", "enter"]) {
+      await sql`drop trigger ${sql.raw(`messages_backlog_${side}`)}`
+        .execute(db);
+    }
+    await sql`drop table channel_batch_backlog`.execute(db);
+    await sql`create index messages_channel_backlog_idx
+      on messages (channel_id, lane, status)`.execute(db);
+    await sql`create index messages_inbound_idx
+      on messages (conversation_id, direction, created_at desc)`.execute(db);
+    for (const name of pending) {
+      await sql`delete from kysely_migration where name = ${name}`.execute(db);
+    }
     assert.equal(await migrationsCurrent(db), false);
-    assert.deepEqual(await migrateToLatest(db), [last]);
+    assert.deepEqual(await migrateToLatest(db), pending);
     assert.equal(await migrationsCurrent(db), true);
     const index = await sql<{ name: string }>`select name from sqlite_master
-      where type = 'index' and name = 'jobs_finalized_idx'`.execute(db);
+      where type = 'index' and name in
+        ('messages_channel_backlog_idx', 'messages_inbound_idx')`.execute(db);
     assert.equal(index.rows.length, 0);
+    const backlog = await db.selectFrom("channel_batch_backlog")
+      .selectAll().execute();
+    assert.deepEqual(
+      backlog.map((r) => ({ ...r, queued: Number(r.queued) })),
+      [{ channel_id: h.tenant.channel.id, queued: 3 }],
+    );
   },
 );
 

@@ -13,6 +13,11 @@ import {
 } from "../../src/upstream/meta_signature.ts";
 import { createTemplate } from "../../src/domain/templates/template_service.ts";
 import type { Template } from "../../src/domain/templates/template.ts";
+import {
+  acceptBatch,
+  type BatchResult,
+} from "../../src/domain/messages/send_service.ts";
+import type { Executor } from "../../src/db/schema.ts";
 
 export type Mh = MessagingHarness;
 // deno-lint-ignore no-explicit-any
@@ -257,6 +262,28 @@ export function templateTo(
       }],
     },
   };
+}
+
+/** acceptBatch() of `templateTo()` sends to `to` on `trx` (80 sends/s), as the batch route calls it. */
+export async function acceptTemplates(
+  h: Harness,
+  trx: Executor,
+  to: string[],
+  channelId = h.tenant.channel.id,
+): Promise<BatchResult> {
+  return await acceptBatch(
+    trx,
+    {
+      clock: h.clock,
+      lookups: h.container.lookups,
+      config: { sendRatePerSecond: 80 },
+    },
+    h.tenant.account.id,
+    {
+      defaultPhoneNumberId: channelId,
+      messages: to.map((phone) => templateTo(phone)),
+    },
+  );
 }
 
 /** Meta's webhook envelope (§4.3) around one `messages` change value for the tenant's channel. */

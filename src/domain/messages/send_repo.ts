@@ -34,16 +34,19 @@ export async function touchContactsLastMessage(
   );
 }
 
-/** How many batch sends of a channel are still waiting to go out. */
+const QUEUED_BATCH_SQL =
+  "select queued from channel_batch_backlog where channel_id = ?";
+
+/**
+ * How many batch sends of a channel are still waiting to go out: one row,
+ * kept by triggers on messages (migration 0010), not a count over the backlog.
+ */
 export async function countQueuedBatch(
   db: Executor,
   channelId: string,
 ): Promise<number> {
-  const row = await db.selectFrom("messages")
-    .select((eb) => eb.fn.countAll<number>().as("n"))
-    .where("channel_id", "=", channelId)
-    .where("lane", "=", "batch")
-    .where("status", "=", "queued")
-    .executeTakeFirst();
-  return Number(row?.n ?? 0);
+  const { rows } = await db.executeQuery<{ queued: number }>(
+    CompiledQuery.raw(QUEUED_BATCH_SQL, [channelId]),
+  );
+  return Number(rows[0]?.queued ?? 0);
 }

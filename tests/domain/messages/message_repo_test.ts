@@ -1,11 +1,13 @@
 import assert from "node:assert/strict";
-import { engineTest } from "../../_harness.ts";
+import { createHarness, engineTest } from "../../_harness.ts";
+import { planProbe } from "../../_support/plans.ts";
 import { insertThread } from "../../http/_conversation_fixtures.ts";
 import type { Message } from "../../../src/domain/messages/message.ts";
 import {
   findAccountMessage,
   findMessageById,
   insertMessage,
+  latestInboundWithWamid,
   toMessage,
   toMessageRow,
 } from "../../../src/domain/messages/message_repo.ts";
@@ -76,3 +78,21 @@ engineTest(
     assert.deepEqual({ ...row }, toMessageRow(stored));
   },
 );
+
+// Migration 0011 dropped messages_inbound_idx as unread: the one query
+// filtering a conversation's messages by direction is served by
+// messages_conversation_idx in the order it asks for, without a sort.
+Deno.test("latestInboundWithWamid reads messages_conversation_idx without a sort", async () => {
+  await using h = await createHarness();
+  await using probe = planProbe(`${h.dir}/app.db`);
+  for (const since of [undefined, "2026-11-20T12:00:00.000Z"]) {
+    const plan = await probe.planOf((db) =>
+      latestInboundWithWamid(db, crypto.randomUUID(), since)
+    );
+    assert.match(
+      plan,
+      /SEARCH messages USING INDEX messages_conversation_idx \(conversation_id=\?/,
+    );
+    assert.doesNotMatch(plan, /TEMP B-TREE/, plan);
+  }
+});
