@@ -1,14 +1,15 @@
-// Attempts recorded together complete their jobs in one statement.
+// Attempts that start together read their rows in one statement; attempts
+// recorded together complete their jobs in one statement.
 import assert from "node:assert/strict";
-import type { CompiledQuery } from "kysely";
-import type { Executor } from "../../src/db/schema.ts";
 import { claim } from "../../src/jobs/queue.ts";
 import { findAttemptRow } from "../../src/domain/webhooks/delivery_repo.ts";
+import { AttemptReader } from "../../src/domain/webhooks/attempt_reader.ts";
 import { record } from "../../src/domain/webhooks/attempt_record_service.ts";
 import type { AttemptDeps } from "../../src/domain/webhooks/attempt.ts";
 import type { SentAttempt } from "../../src/domain/webhooks/attempt_send_service.ts";
 import { toDbTime } from "../../src/db/time.ts";
 import { createContact, nextPhone, webhookTest } from "../_support/webhooks.ts";
+import { recording } from "../_support/recording.ts";
 
 const OK: SentAttempt = {
   outcome: "2xx",
@@ -20,22 +21,6 @@ const OK: SentAttempt = {
   redirectLocation: null,
   redirectStatusCode: null,
 };
-
-/** The executor handed to `fn`, recording the SQL of each executeQuery(). */
-function recording<T extends Executor>(trx: T, seen: string[]): T {
-  return new Proxy(trx, {
-    get(target, key) {
-      if (key === "executeQuery") {
-        return (q: CompiledQuery) => {
-          seen.push(q.sql);
-          return target.executeQuery(q);
-        };
-      }
-      const v = Reflect.get(target, key, target);
-      return typeof v === "function" ? v.bind(target) : v;
-    },
-  });
-}
 
 webhookTest(
   "attempts recorded in one unit complete their jobs with one statement; a job whose lease was lost is reported not completed",
@@ -96,5 +81,31 @@ webhookTest(
       "success",
       "success",
     ]);
+  },
+);
+
+webhookTest(
+  "the rows asked for in one turn are read in one statement; an unknown id is undefined, a later turn reads again",
+  async (h, receiver) => {
+    await h.subscribe({ url: receiver.url, events: ["contact.created"] });
+    for (let i = 0; i < 3; i++) await createContact(h, nextPhone());
+    const ids = (await h.container.db.selectFrom("webhook_deliveries")
+      .select("id").orderBy("id").execute()).map((r) => r.id);
+    assert.equal(ids.length, 3);
+    const seen: string[] = [];
+    const reader = new AttemptReader(recording(h.container.db, seen));
+
+    const rows = await Promise.all(
+      [...ids, "no-such-id", ids[0]!].map((id) => reader.read(id)),
+    );
+    assert.equal(seen.length, 1);
+    assert.deepEqual(rows.map((r) => r?.id), [...ids, undefined, ids[0]]);
+    assert.equal(rows[0]!.status, "pending");
+    assert.equal(rows[0]!.url, receiver.url);
+    assert.equal(rows[0]!.enabled, 1);
+    assert.ok(rows[0]!.data?.includes('"phoneNumber"'));
+
+    assert.equal((await reader.read(ids[1]!))?.id, ids[1]);
+    assert.equal(seen.length, 2);
   },
 );
