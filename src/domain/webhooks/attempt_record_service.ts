@@ -51,7 +51,7 @@ export async function finish(
       ...result,
       first_attempt_at: row.first_attempt_at,
     });
-    await wakeDependents(trx, row, deps.clock.now());
+    await wakeDependents(trx, [row], deps.clock.now());
     await completeJobs(trx, [ctx], deps.clock.now());
   }, RECORD_GATHER);
 }
@@ -66,10 +66,16 @@ async function completeJobs(
   for (const c of ctxs) c.markCompleted(done.has(c.lease.id));
 }
 
-/** Once a contact.created delivery ends, what waited for it runs at once. */
-async function wakeDependents(trx: Executor, row: AttemptRow, now: Date) {
-  if (row.event !== "contact.created") return;
-  const ids = await dependentsOf(trx, row.root_id);
+/** Once contact.created deliveries end, what waited for them runs at once (one read, one write). */
+async function wakeDependents(
+  trx: Executor,
+  rows: readonly AttemptRow[],
+  now: Date,
+) {
+  const roots = rows.filter((r) => r.event === "contact.created")
+    .map((r) => r.root_id);
+  if (roots.length === 0) return;
+  const ids = await dependentsOf(trx, roots);
   await runNow(trx, ids.map(deliveryJobKey), now);
 }
 
@@ -155,9 +161,11 @@ async function writeMade(trx: Executor, made: Made[]): Promise<boolean[]> {
       made.at(-1)!.t.done,
     );
   }
-  for (const m of recorded) {
-    if (m.next === null) await wakeDependents(trx, m.row, m.t.done);
-  }
+  await wakeDependents(
+    trx,
+    recorded.filter((m) => m.next === null).map((m) => m.row),
+    made.at(-1)!.t.done,
+  );
   const disabled = await countOutcomes(
     trx,
     recorded.filter((m) => m.row.kind !== "test"),

@@ -146,16 +146,18 @@ export async function pendingOfChain(
   return rows[0];
 }
 
-/** Pending attempts that wait for the chain `rootId` to end. */
+/** Pending attempts that wait for one of the chains `rootIds` to end, in one statement. */
 export async function dependentsOf(
   db: Executor,
-  rootId: string,
+  rootIds: readonly string[],
 ): Promise<string[]> {
+  if (rootIds.length === 0) return [];
   const { rows } = await runPrecompiled<{ id: string }>(
     db,
     `select id from webhook_deliveries
-      where after_root_id = ? and status = 'pending'`,
-    [rootId],
+      where after_root_id in (select value from json_each(?))
+        and status = 'pending'`,
+    [JSON.stringify(rootIds)],
   );
   return rows.map((r) => r.id);
 }
