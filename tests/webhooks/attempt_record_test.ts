@@ -3,7 +3,7 @@
 import assert from "node:assert/strict";
 import { claim } from "../../src/jobs/queue.ts";
 import { findAttemptRow } from "../../src/domain/webhooks/delivery_repo.ts";
-import { AttemptReader } from "../../src/domain/webhooks/attempt_reader.ts";
+import { AttemptReader } from "../../src/domain/webhooks/attempt_read_service.ts";
 import { record } from "../../src/domain/webhooks/attempt_record_service.ts";
 import type { AttemptDeps } from "../../src/domain/webhooks/attempt.ts";
 import type { SentAttempt } from "../../src/domain/webhooks/attempt_send_service.ts";

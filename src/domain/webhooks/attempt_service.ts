@@ -1,7 +1,7 @@
 import { RetryLater } from "../../errors.ts";
 import { toDbTime } from "../../db/time.ts";
 import { type AttemptRow, pendingOfChain } from "./delivery_repo.ts";
-import { attemptReaderOf } from "./attempt_reader.ts";
+import { attemptReaderOf } from "./attempt_read_service.ts";
 import { sendAttempt, type SentAttempt } from "./attempt_send_service.ts";
 import { finish, record } from "./attempt_record_service.ts";
 import type { AttemptContext, AttemptDeps } from "./attempt.ts";
