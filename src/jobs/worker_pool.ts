@@ -38,6 +38,12 @@ export interface JobContext {
    * handler then returns normally, the pool settles nothing more.
    */
   completeIn(trx: Executor): Promise<boolean>;
+  /**
+   * For a handler that completes its job with others in one statement
+   * (completeMany() over their leases, in its transaction): tells the pool
+   * whether this job was completed there, as completeIn() would have.
+   */
+  markCompleted(done: boolean): void;
 }
 
 export type JobHandler = (payload: unknown, ctx: JobContext) => Promise<void>;
@@ -455,6 +461,9 @@ export class WorkerPool {
             const done = await complete(trx, job, this.#clock.now());
             entry.completedIn = done;
             return done;
+          },
+          markCompleted: (done) => {
+            entry.completedIn = done;
           },
         });
         outcome = { type: "complete" };

@@ -96,6 +96,7 @@ function contextOf(attempt: number, maxAttempts: number, aborted = false) {
     signal: controller.signal,
     log: createLogger("silent"),
     completeIn: () => Promise.resolve(false),
+    markCompleted: () => {},
   } satisfies JobContext;
 }
 

@@ -43,6 +43,7 @@ async function runSendJob(
     signal: new AbortController().signal,
     log: createLogger("silent"),
     completeIn: () => Promise.resolve(false),
+    markCompleted: () => {},
   });
 }
 

@@ -2,6 +2,8 @@ import assert from "node:assert/strict";
 import type { WebhookDeliveriesTable } from "../../src/db/schema.ts";
 import {
   type AttemptResult,
+  dependentsOf,
+  findAttemptRows,
   findDelivery,
   finishAttempt,
   finishAttempts,
@@ -105,6 +107,25 @@ for (const engine of ENGINES) {
       assert.deepEqual(await read("d-2"), { ...rows[1], ...result });
       assert.deepEqual(await read("d-3"), { ...row("d-3"), ...failed });
       assert.deepEqual(await finishAttempts(db, []), new Set());
+
+      // The reads of many rows at once: pending dependents of several
+      // chains (d-2 is no longer pending), and attempt rows by id.
+      await insertDeliveries(db, [row("d-4"), row("d-5")]);
+      assert.deepEqual(
+        (await dependentsOf(db, [
+          "d-2-after",
+          "d-4-after",
+          "d-5-after",
+          "d-9-after",
+        ]))
+          .sort(),
+        ["d-4", "d-5"],
+      );
+      assert.deepEqual(await dependentsOf(db, []), []);
+      const found = await findAttemptRows(db, ["d-1", "d-4", "d-9"]);
+      assert.deepEqual([...found.keys()].sort(), ["d-1", "d-4"]);
+      assert.equal(found.get("d-4")!.url, receiver.url);
+      assert.equal(found.get("d-4")!.data, null);
     },
     { engine },
   );

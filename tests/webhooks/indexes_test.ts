@@ -26,7 +26,7 @@ Deno.test("webhook queries use their indexes", async () => {
     ],
     [
       "dependentsOf",
-      (db) => dependentsOf(db, id),
+      (db) => dependentsOf(db, [id, crypto.randomUUID()]),
       /webhook_deliveries_after_idx/,
     ],
     [

@@ -1,11 +1,12 @@
 /** What making a delivery attempt needs (shared by the attempt and its recording). */
-import type { Db, Executor } from "../../db/schema.ts";
+import type { Db } from "../../db/schema.ts";
 import type { GroupCommit } from "../../db/group_commit.ts";
 import type { Clock } from "../../clock.ts";
 import type { SecretBox } from "../../crypto.ts";
 import type { Logger } from "../../log.ts";
 import type { EgressClient } from "../../egress/http_client.ts";
 import type { AppMetrics } from "../../metrics/app_metrics.ts";
+import type { JobLease } from "../../jobs/queue.ts";
 
 export interface AttemptDeps {
   db: Db;
@@ -20,6 +21,11 @@ export interface AttemptDeps {
 
 export interface AttemptContext {
   signal?: AbortSignal;
-  /** Completes the job in the transaction that records the attempt. */
-  completeIn(trx: Executor): Promise<boolean>;
+  /**
+   * The attempt's job: the transaction that records the attempt completes
+   * it, with the other jobs recorded there, in one statement (completeMany).
+   */
+  lease: JobLease;
+  /** Tells the job's runner whether that completion happened (false: the lease was lost). */
+  markCompleted(done: boolean): void;
 }

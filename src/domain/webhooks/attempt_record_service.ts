@@ -4,7 +4,7 @@ import type { Executor, WebhookDeliveriesTable } from "../../db/schema.ts";
 import { RecordBatcher } from "./record_batcher.ts";
 import { newId } from "../../ids.ts";
 import { addMs, toDbTime } from "../../db/time.ts";
-import { enqueueMany, runNow } from "../../jobs/queue.ts";
+import { completeMany, enqueueMany, runNow } from "../../jobs/queue.ts";
 import {
   WEBHOOK_MAX_ATTEMPTS,
   webhookRetryDelayMs,
@@ -51,15 +51,31 @@ export async function finish(
       ...result,
       first_attempt_at: row.first_attempt_at,
     });
-    await wakeDependents(trx, row, deps.clock.now());
-    await ctx.completeIn(trx);
+    await wakeDependents(trx, [row], deps.clock.now());
+    await completeJobs(trx, [ctx], deps.clock.now());
   }, RECORD_GATHER);
 }
 
-/** Once a contact.created delivery ends, what waited for it runs at once. */
-async function wakeDependents(trx: Executor, row: AttemptRow, now: Date) {
-  if (row.event !== "contact.created") return;
-  const ids = await dependentsOf(trx, row.root_id);
+/** Completes the attempts' jobs in one statement and tells each runner whether its job was. */
+async function completeJobs(
+  trx: Executor,
+  ctxs: readonly AttemptContext[],
+  now: Date,
+): Promise<void> {
+  const done = await completeMany(trx, ctxs.map((c) => c.lease), now);
+  for (const c of ctxs) c.markCompleted(done.has(c.lease.id));
+}
+
+/** Once contact.created deliveries end, what waited for them runs at once (one read, one write). */
+async function wakeDependents(
+  trx: Executor,
+  rows: readonly AttemptRow[],
+  now: Date,
+) {
+  const roots = rows.filter((r) => r.event === "contact.created")
+    .map((r) => r.root_id);
+  if (roots.length === 0) return;
+  const ids = await dependentsOf(trx, roots);
   await runNow(trx, ids.map(deliveryJobKey), now);
 }
 
@@ -113,7 +129,7 @@ export async function record(
  * one statement, their retries in one more, the subscriptions' counters and
  * each job's completion. Returns, per attempt, whether its failure disabled
  * the subscription. A row no longer pending (another run wrote it) only
- * completes its job.
+ * completes its job. The jobs complete in one statement.
  */
 async function writeMade(trx: Executor, made: Made[]): Promise<boolean[]> {
   const written = await finishAttempts(
@@ -145,14 +161,16 @@ async function writeMade(trx: Executor, made: Made[]): Promise<boolean[]> {
       made.at(-1)!.t.done,
     );
   }
-  for (const m of recorded) {
-    if (m.next === null) await wakeDependents(trx, m.row, m.t.done);
-  }
+  await wakeDependents(
+    trx,
+    recorded.filter((m) => m.next === null).map((m) => m.row),
+    made.at(-1)!.t.done,
+  );
   const disabled = await countOutcomes(
     trx,
     recorded.filter((m) => m.row.kind !== "test"),
   );
-  for (const m of made) await m.t.ctx.completeIn(trx);
+  await completeJobs(trx, made.map((m) => m.t.ctx), made.at(-1)!.t.done);
   return made.map((m) => disabled.has(m));
 }
 

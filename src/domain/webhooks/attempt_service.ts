@@ -1,10 +1,7 @@
 import { RetryLater } from "../../errors.ts";
 import { toDbTime } from "../../db/time.ts";
-import {
-  type AttemptRow,
-  findAttemptRow,
-  pendingOfChain,
-} from "./delivery_repo.ts";
+import { type AttemptRow, pendingOfChain } from "./delivery_repo.ts";
+import { attemptReaderOf } from "./attempt_read_service.ts";
 import { sendAttempt, type SentAttempt } from "./attempt_send_service.ts";
 import { finish, record } from "./attempt_record_service.ts";
 import type { AttemptContext, AttemptDeps } from "./attempt.ts";
@@ -29,7 +26,8 @@ export async function attemptDelivery(
   deliveryId: string,
   ctx: AttemptContext,
 ): Promise<void> {
-  const row = await findAttemptRow(deps.db, deliveryId);
+  // With the rows of the other jobs of its claim, in one read.
+  const row = await attemptReaderOf(deps.db).read(deliveryId);
   if (!row || row.status !== "pending") return;
   const now = deps.clock.now();
   if (row.after_root_id) await waitForFirst(deps, row.after_root_id, now);

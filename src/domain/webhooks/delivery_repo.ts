@@ -93,19 +93,31 @@ export interface AttemptRow extends WebhookDeliveriesTable {
   data: string | null;
 }
 
-const FIND_ATTEMPT_ROW = `select d.*, w.url, w.enabled, w.secret_enc,
+// The ids' list drives the join: one primary-key lookup per id.
+const FIND_ATTEMPT_ROWS = `select d.*, w.url, w.enabled, w.secret_enc,
   w.headers_enc, e.data
-  from webhook_deliveries as d
+  from json_each(?) as j
+  inner join webhook_deliveries as d on d.id = j.value
   inner join webhooks as w on w.id = d.webhook_id
-  left join events as e on e.id = d.event_id
-  where d.id = ?`;
+  left join events as e on e.id = d.event_id`;
+
+/** The attempt rows of many deliveries in one statement, by id (an unknown id is absent). */
+export async function findAttemptRows(
+  db: Executor,
+  ids: readonly string[],
+): Promise<Map<string, AttemptRow>> {
+  if (ids.length === 0) return new Map();
+  const { rows } = await runPrecompiled<AttemptRow>(db, FIND_ATTEMPT_ROWS, [
+    JSON.stringify(ids),
+  ]);
+  return new Map(rows.map((r) => [r.id, r]));
+}
 
 export async function findAttemptRow(
   db: Executor,
   id: string,
 ): Promise<AttemptRow | undefined> {
-  const { rows } = await runPrecompiled<AttemptRow>(db, FIND_ATTEMPT_ROW, [id]);
-  return rows[0];
+  return (await findAttemptRows(db, [id])).get(id);
 }
 
 /** One row of the subscription's log, or undefined. */
@@ -134,16 +146,18 @@ export async function pendingOfChain(
   return rows[0];
 }
 
-/** Pending attempts that wait for the chain `rootId` to end. */
+/** Pending attempts that wait for one of the chains `rootIds` to end, in one statement. */
 export async function dependentsOf(
   db: Executor,
-  rootId: string,
+  rootIds: readonly string[],
 ): Promise<string[]> {
+  if (rootIds.length === 0) return [];
   const { rows } = await runPrecompiled<{ id: string }>(
     db,
     `select id from webhook_deliveries
-      where after_root_id = ? and status = 'pending'`,
-    [rootId],
+      where after_root_id in (select value from json_each(?))
+        and status = 'pending'`,
+    [JSON.stringify(rootIds)],
   );
   return rows.map((r) => r.id);
 }

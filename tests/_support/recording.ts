@@ -1,0 +1,18 @@
+import type { CompiledQuery } from "kysely";
+import type { Executor } from "../../src/db/schema.ts";
+
+/** `db` with the SQL of each executeQuery() call pushed to `seen` (precompiled statements go through it). */
+export function recording<T extends Executor>(db: T, seen: string[]): T {
+  return new Proxy(db, {
+    get(target, key) {
+      if (key === "executeQuery") {
+        return (q: CompiledQuery) => {
+          seen.push(q.sql);
+          return target.executeQuery(q);
+        };
+      }
+      const v = Reflect.get(target, key, target);
+      return typeof v === "function" ? v.bind(target) : v;
+    },
+  });
+}
