@@ -53,6 +53,8 @@ export class Checkpointer {
   #worker: Worker;
   #url: string;
   #stopped: Promise<void> | undefined;
+  /** The thread failed (its connection could not open) and was ended. */
+  #failed = false;
   /**
    * Checkpoints the thread has run, the last one's WAL frames and frames
    * copied, how often it found the WAL restarted, and the most frames seen.
@@ -77,11 +79,24 @@ export class Checkpointer {
       this.stats.log = e.data.log;
       this.stats.checkpointed = e.data.checkpointed;
     };
+    // An error thrown in the thread would otherwise end the whole process;
+    // the automatic checkpoint inside a COMMIT carries on alone instead.
+    this.#worker.onerror = (e) => {
+      e.preventDefault();
+      this.#failed = true;
+      this.#worker.terminate();
+    };
     this.#worker.postMessage({ path, everyMs });
+  }
+
+  /** The thread failed and was ended: checkpoints run inside COMMITs again. */
+  get failed(): boolean {
+    return this.#failed;
   }
 
   /** Closes the thread's connection, then the thread. */
   stop(): Promise<void> {
+    if (this.#failed) return Promise.resolve();
     this.#stopped ??= new Promise<void>((resolve) => {
       this.#worker.onmessage = (e) => {
         if (e.data === "stopped") resolve();

@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { sql } from "kysely";
 import { openDatabase } from "../../src/db/database.ts";
+import { Checkpointer } from "../../src/db/checkpointer.ts";
 import { WAL_AUTOCHECKPOINT_PAGES } from "../../src/db/sqlite_dialect.ts";
 import { waitFor } from "../_support/wait.ts";
 
@@ -82,4 +83,11 @@ Deno.test("the checkpointer thread copies the WAL back and the next write restar
       .execute(opened.db);
     assert.equal(rows[0]!.n, 301);
   });
+});
+
+Deno.test("a checkpointer whose thread cannot open the file ends the thread, not the process", async () => {
+  const ckpt = new Checkpointer("/nonexistent-dir-for-checkpointer/app.db");
+  await waitFor(() => ckpt.failed, { what: "the thread's failure" });
+  assert.equal(ckpt.stats.runs, 0);
+  await ckpt.stop();
 });
