@@ -11,13 +11,19 @@ import { dirname } from "node:path";
 import type { Database } from "./schema.ts";
 import { adaptNodeSqlite, openSqliteFile } from "./sqlite_dialect.ts";
 import { LazyDriver } from "./lazy_driver.ts";
+import { Checkpointer } from "./checkpointer.ts";
 
 export type Engine = "sqlite" | "libsql";
 
 export interface OpenedDatabase {
   db: Kysely<Database>;
   engine: Engine;
+  /** Embedded SQLite file: the background checkpointer, once started. */
+  checkpointer?: () => Checkpointer | undefined;
 }
+
+/** Commits on an embedded SQLite file after which its checkpoints move to a thread. */
+export const BACKGROUND_CHECKPOINT_AFTER_COMMITS = 1000;
 
 /**
  * Opens `file:` URLs on embedded SQLite and `libsql:`/`http(s):`/`ws(s):` URLs
@@ -27,17 +33,27 @@ export interface OpenedDatabase {
  */
 export function openDatabase(
   url: string,
-  options: { authToken?: string | undefined } = {},
+  options: {
+    authToken?: string | undefined;
+    /** Commits before the checkpointer thread starts (file databases). */
+    checkpointAfterCommits?: number;
+  } = {},
 ): OpenedDatabase {
   if (url.startsWith("file:") || url === ":memory:") {
     const path = url === ":memory:" ? ":memory:" : url.slice("file:".length);
     // Deno's own call: node:fs would load its polyfill at start for this alone.
     if (path !== ":memory:") Deno.mkdirSync(dirname(path), { recursive: true });
     const raw = openSqliteFile(path);
-    const db = new Kysely<Database>({
-      dialect: new ImmediateSqliteDialect({ database: adaptNodeSqlite(raw) }),
+    const dialect = new ImmediateSqliteDialect({
+      database: adaptNodeSqlite(raw),
     });
-    return { db, engine: "sqlite" };
+    if (path !== ":memory:") {
+      dialect.checkpointFile = path;
+      dialect.checkpointAfterCommits = options.checkpointAfterCommits ??
+        BACKGROUND_CHECKPOINT_AFTER_COMMITS;
+    }
+    const db = new Kysely<Database>({ dialect });
+    return { db, engine: "sqlite", checkpointer: () => dialect.checkpointer };
   }
   if (/^(libsql|https?|wss?):\/\//.test(url)) {
     const config = {
@@ -76,10 +92,32 @@ const BEGIN_IMMEDIATE = CompiledQuery.raw("begin immediate");
  * the other writer instead (busy_timeout), as libSQL's write transactions do.
  */
 class ImmediateSqliteDialect extends SqliteDialect {
+  /** The file whose checkpoints a thread takes over (see Checkpointer). */
+  checkpointFile: string | undefined;
+  checkpointAfterCommits = Infinity;
+  checkpointer: Checkpointer | undefined;
+  #commits = 0;
+
   override createDriver(): Driver {
     const driver = super.createDriver();
     driver.beginTransaction = async (connection) => {
       await connection.executeQuery(BEGIN_IMMEDIATE);
+    };
+    // The thread starts once the database is written steadily, not at start:
+    // an idle server or a short test pays neither its start nor its memory.
+    const commit = driver.commitTransaction.bind(driver);
+    driver.commitTransaction = async (connection) => {
+      await commit(connection);
+      if (
+        ++this.#commits === this.checkpointAfterCommits && this.checkpointFile
+      ) {
+        this.checkpointer = new Checkpointer(this.checkpointFile);
+      }
+    };
+    const destroy = driver.destroy.bind(driver);
+    driver.destroy = async () => {
+      await this.checkpointer?.stop();
+      await destroy();
     };
     return driver;
   }

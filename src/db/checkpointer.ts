@@ -1,0 +1,111 @@
+/** One row of `pragma wal_checkpoint`: WAL frames, and how many are copied back. */
+export interface CheckpointResult {
+  busy: number;
+  log: number;
+  checkpointed: number;
+}
+
+/**
+ * The thread: its own connection to the file, a PASSIVE checkpoint every
+ * `everyMs` (it never waits for the writer; a busy checkpoint lock, the main
+ * connection's safety net, returns SQLITE_BUSY at once and the next tick
+ * retries), each result posted back. Source text, not a module file: `deno
+ * bundle` and `deno compile` carry no file a Worker URL could point to.
+ */
+const WORKER_SOURCE = `
+import { DatabaseSync } from "node:sqlite";
+let db, timer;
+self.onmessage = (e) => {
+  if (e.data === "stop") {
+    clearInterval(timer);
+    db?.close();
+    self.postMessage("stopped");
+    return;
+  }
+  db = new DatabaseSync(e.data.path);
+  db.exec("pragma busy_timeout = 0");
+  const checkpoint = db.prepare("pragma wal_checkpoint(passive)");
+  timer = setInterval(() => {
+    try {
+      self.postMessage(checkpoint.get());
+    } catch {}
+  }, e.data.everyMs);
+};
+`;
+
+/** How often the checkpointer's thread runs a PASSIVE checkpoint. */
+export const CHECKPOINT_EVERY_MS = 50;
+
+/**
+ * Copies the WAL back into the database file from a Worker thread with its
+ * own connection, so the copy and its two fsyncs do not run inside a COMMIT
+ * on the event loop. Under the send benchmark the automatic checkpoint at
+ * WAL_AUTOCHECKPOINT_PAGES blocked the loop for 50-68 ms about once a second
+ * (a cause of its p99). Every 50 ms a PASSIVE checkpoint copies what was
+ * committed since the last one; when it has copied everything, the next
+ * write transaction restarts the WAL from its start, so the WAL stays
+ * bounded. The main connection's automatic checkpoint stays as the safety
+ * net: if the thread falls behind, it copies only the frames the thread has
+ * not. Durability is SQLite's own either way: a commit is durable in the WAL
+ * before any checkpoint copies it.
+ */
+export class Checkpointer {
+  #worker: Worker;
+  #url: string;
+  #stopped: Promise<void> | undefined;
+  /** The thread failed (its connection could not open) and was ended. */
+  #failed = false;
+  /**
+   * Checkpoints the thread has run, the last one's WAL frames and frames
+   * copied, how often it found the WAL restarted, and the most frames seen.
+   */
+  readonly stats = {
+    runs: 0,
+    log: 0,
+    checkpointed: 0,
+    restarts: 0,
+    largest: 0,
+  };
+
+  constructor(path: string, everyMs = CHECKPOINT_EVERY_MS) {
+    const source = new Blob([WORKER_SOURCE], { type: "text/javascript" });
+    this.#url = URL.createObjectURL(source);
+    this.#worker = new Worker(this.#url, { type: "module" });
+    this.#worker.onmessage = (e: MessageEvent<CheckpointResult | string>) => {
+      if (typeof e.data === "string") return;
+      this.stats.runs++;
+      if (e.data.log < this.stats.log) this.stats.restarts++;
+      this.stats.largest = Math.max(this.stats.largest, e.data.log);
+      this.stats.log = e.data.log;
+      this.stats.checkpointed = e.data.checkpointed;
+    };
+    // An error thrown in the thread would otherwise end the whole process;
+    // the automatic checkpoint inside a COMMIT carries on alone instead.
+    this.#worker.onerror = (e) => {
+      e.preventDefault();
+      this.#failed = true;
+      this.#worker.terminate();
+    };
+    this.#worker.postMessage({ path, everyMs });
+  }
+
+  /** The thread failed and was ended: checkpoints run inside COMMITs again. */
+  get failed(): boolean {
+    return this.#failed;
+  }
+
+  /** Closes the thread's connection, then the thread. */
+  stop(): Promise<void> {
+    if (this.#failed) return Promise.resolve();
+    this.#stopped ??= new Promise<void>((resolve) => {
+      this.#worker.onmessage = (e) => {
+        if (e.data === "stopped") resolve();
+      };
+      this.#worker.postMessage("stop");
+    }).then(() => {
+      this.#worker.terminate();
+      URL.revokeObjectURL(this.#url);
+    });
+    return this.#stopped;
+  }
+}

@@ -1,0 +1,93 @@
+import assert from "node:assert/strict";
+import { sql } from "kysely";
+import { openDatabase } from "../../src/db/database.ts";
+import { Checkpointer } from "../../src/db/checkpointer.ts";
+import { WAL_AUTOCHECKPOINT_PAGES } from "../../src/db/sqlite_dialect.ts";
+import { waitFor } from "../_support/wait.ts";
+
+type Opened = ReturnType<typeof openDatabase>;
+
+async function withFileDb(
+  afterCommits: number,
+  fn: (opened: Opened, path: string) => Promise<void>,
+) {
+  const dir = await Deno.makeTempDir({ prefix: "ckpt-" });
+  const path = `${dir}/app.db`;
+  const opened = openDatabase(`file:${path}`, {
+    checkpointAfterCommits: afterCommits,
+  });
+  try {
+    await sql`create table t (n integer primary key, body blob not null)`
+      .execute(opened.db);
+    await fn(opened, path);
+  } finally {
+    await opened.db.destroy();
+    await Deno.remove(dir, { recursive: true });
+  }
+}
+
+/** `count` transactions of one row of about a page each. */
+async function commit(opened: Opened, from: number, count: number) {
+  for (let n = from; n < from + count; n++) {
+    await opened.db.transaction().execute((trx) =>
+      sql`insert into t values (${n}, randomblob(3000))`.execute(trx)
+    );
+  }
+}
+
+Deno.test("a file database starts no checkpointer thread before its threshold of commits", async () => {
+  await withFileDb(5, async (opened) => {
+    await commit(opened, 0, 4);
+    assert.equal(opened.checkpointer?.(), undefined);
+    await commit(opened, 4, 1);
+    assert.ok(opened.checkpointer?.(), "the fifth commit starts it");
+  });
+});
+
+Deno.test("an in-memory database has no checkpointer", async () => {
+  const opened = openDatabase(":memory:", { checkpointAfterCommits: 1 });
+  try {
+    await sql`create table t (n integer)`.execute(opened.db);
+    await opened.db.transaction().execute((trx) =>
+      sql`insert into t values (1)`.execute(trx)
+    );
+    assert.equal(opened.checkpointer?.(), undefined);
+  } finally {
+    await opened.db.destroy();
+  }
+});
+
+Deno.test("the checkpointer thread copies the WAL back and the next write restarts the WAL, with no checkpoint in a commit", async () => {
+  await withFileDb(1, async (opened, path) => {
+    const before = Deno.statSync(path).size;
+    await commit(opened, 0, 300);
+    const ckpt = opened.checkpointer!();
+    assert.ok(ckpt);
+    // Far below the main connection's automatic checkpoint: no COMMIT
+    // checkpoints here, so what reaches the database file is the thread's.
+    assert.ok(300 * 2 < WAL_AUTOCHECKPOINT_PAGES);
+    await waitFor(
+      () => ckpt.stats.log >= 300 && ckpt.stats.checkpointed === ckpt.stats.log,
+      { what: "a checkpoint of every frame" },
+    );
+    assert.ok(
+      Deno.statSync(path).size >= before + 300 * 3000,
+      "the rows were copied into the database file",
+    );
+    // Everything copied back: the next transaction writes the WAL from its start.
+    await commit(opened, 300, 1);
+    await waitFor(() => ckpt.stats.restarts > 0, {
+      what: "a checkpoint after the WAL restarted",
+    });
+    const { rows } = await sql<{ n: number }>`select count(*) as n from t`
+      .execute(opened.db);
+    assert.equal(rows[0]!.n, 301);
+  });
+});
+
+Deno.test("a checkpointer whose thread cannot open the file ends the thread, not the process", async () => {
+  const ckpt = new Checkpointer("/nonexistent-dir-for-checkpointer/app.db");
+  await waitFor(() => ckpt.failed, { what: "the thread's failure" });
+  assert.equal(ckpt.stats.runs, 0);
+  await ckpt.stop();
+});
