@@ -179,7 +179,11 @@ export function reportChannels(
   ], widths));
   return run.channels.map((ch, i) => {
     const t = times[i]!;
-    const span = t.length > 1 ? (Math.max(...t) - Math.min(...t)) / 1000 : NaN;
+    // Loops, not Math.max(...t): a long run's times would overflow the stack.
+    const span = t.length > 1
+      ? (t.reduce((a, b) => (b > a ? b : a)) -
+        t.reduce((a, b) => (b < a ? b : a))) / 1000
+      : NaN;
     const rate = (t.length - 1) / span;
     let dups = 0;
     for (const [id, c] of sentTo) {
