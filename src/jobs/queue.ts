@@ -1,7 +1,7 @@
-/** The durable job table: enqueue in the caller's transaction, claim with one statement, settle under a lease token (queue_settle.ts, re-exported here). */
+/** The durable job table: enqueue in the caller's transaction (queue_enqueue.ts), claim with one statement, settle under a lease token (queue_settle.ts); both re-exported here. */
 import { CompiledQuery, sql } from "kysely";
 import type { Db, Executor, JobsTable } from "../db/schema.ts";
-import { fromJson, toJson } from "../db/json.ts";
+import { fromJson } from "../db/json.ts";
 import { addMs, toDbTime } from "../db/time.ts";
 import { newId } from "../ids.ts";
 import {
@@ -10,13 +10,7 @@ import {
   ringOrder,
 } from "./queue_groups.ts";
 import { PAST_LAST_ATTEMPT_SQL } from "./attempts.ts";
-import {
-  DEFAULT_MAX_ATTEMPTS,
-  isJobKind,
-  JOB_KINDS,
-  type KindSpec,
-} from "./kinds.ts";
-import type { AnyJobInput, EnqueueInput, JobError, JobRow } from "./types.ts";
+import type { JobError, JobRow } from "./types.ts";
 
 export type {
   AnyJobInput,
@@ -31,6 +25,14 @@ export type {
 
 export { DEFAULT_MAX_ATTEMPTS, PRIORITY } from "./kinds.ts";
 export {
+  enqueue,
+  enqueueCompiled,
+  enqueueMany,
+  enqueueManyCompiled,
+  enqueueManyUnchecked,
+  enqueueUnchecked,
+} from "./queue_enqueue.ts";
+export {
   complete,
   completeMany,
   extendLease,
@@ -44,36 +46,6 @@ export {
   releaseMany,
   type ReleaseOptions,
 } from "./queue_settle.ts";
-
-/** Rows per multi-row insert (18 parameters each stays far below SQLite's limit). */
-const INSERT_CHUNK = 100;
-
-/** `at` is now's text, given by callers of many rows: toDbTime() keeps one answer, and now and run_at alternating would miss it on every row. */
-function toRow(
-  job: AnyJobInput,
-  now: Date,
-  at: string = toDbTime(now),
-): JobsTable {
-  return {
-    id: newId(now.getTime()),
-    kind: job.kind,
-    priority: job.priority,
-    payload: toJson(job.payload),
-    state: "available",
-    attempt: 0,
-    max_attempts: job.maxAttempts ?? DEFAULT_MAX_ATTEMPTS,
-    run_at: toDbTime(job.runAt ?? now),
-    locked_by: null,
-    locked_until: null,
-    lease_token: null,
-    unique_key: job.uniqueKey ?? null,
-    errors: "[]",
-    created_at: at,
-    updated_at: at,
-    finalized_at: null,
-    group_key: job.groupKey ?? null,
-  };
-}
 
 function toJobRow(
   r: Pick<
@@ -104,125 +76,6 @@ function toJobRow(
     groupKey: r.group_key,
     errors: fromJson<JobError[]>(r.errors, []),
   };
-}
-
-/** A typed job with its kind's defaults filled in (JOB_KINDS). */
-function withDefaults(job: EnqueueInput): AnyJobInput {
-  // Typed callers cannot get here with another kind; a cast or a stored kind can.
-  if (!isJobKind(job.kind)) {
-    throw new Error(`Cannot enqueue job: unknown kind "${job.kind}"`);
-  }
-  const spec = JOB_KINDS[job.kind] as KindSpec<never>;
-  const uniqueKey = job.uniqueKey ??
-    spec.uniqueKey?.(job.payload as never);
-  return {
-    ...job,
-    priority: job.priority ?? spec.lane,
-    maxAttempts: job.maxAttempts ?? spec.maxAttempts ?? DEFAULT_MAX_ATTEMPTS,
-    ...(uniqueKey === undefined ? {} : { uniqueKey }),
-  };
-}
-
-/** Inserts a job in the caller's executor; returns its id, or null when its unique key already exists. */
-export async function enqueue(
-  db: Executor,
-  job: EnqueueInput,
-  now: Date,
-): Promise<string | null> {
-  return await enqueueUnchecked(db, withDefaults(job), now);
-}
-
-/** Inserts many jobs, one statement per 100; jobs whose unique key exists are skipped. */
-export async function enqueueMany(
-  db: Executor,
-  jobs: readonly EnqueueInput[],
-  now: Date,
-): Promise<void> {
-  await enqueueManyUnchecked(db, jobs.map(withDefaults), now);
-}
-
-/** Every column of a job row, in toRow's order. */
-const JOB_COLUMNS = Object.keys(
-  toRow({ kind: "", priority: 0, payload: null }, new Date(0)),
-) as (keyof JobsTable)[];
-/** The insert of n job rows, by n: each text is written once. */
-const jobInserts = new Map<number, string>();
-
-function jobInsertText(n: number): string {
-  let text = jobInserts.get(n);
-  if (!text) {
-    const row = `(${JOB_COLUMNS.map(() => "?").join(", ")})`;
-    text = `insert into jobs (${JOB_COLUMNS.join(", ")}) values ${
-      Array(n).fill(row).join(", ")
-    } on conflict do nothing`;
-    jobInserts.set(n, text);
-  }
-  return text;
-}
-
-/**
- * enqueueMany() with statements written once per row count instead of built
- * per call (the send paths: one job a POST /messages, up to 100 a batch,
- * where building the insert cost about as much as running it). Unlike
- * enqueueMany(), the JobInsertHook does not see these inserts: the caller
- * wakes the pools after its commit.
- */
-export async function enqueueManyCompiled(
-  db: Executor,
-  jobs: readonly EnqueueInput[],
-  now: Date,
-): Promise<void> {
-  const at = toDbTime(now);
-  for (let i = 0; i < jobs.length; i += INSERT_CHUNK) {
-    const rows = jobs.slice(i, i + INSERT_CHUNK)
-      .map((j) => toRow(withDefaults(j), now, at));
-    await db.executeQuery(
-      CompiledQuery.raw(
-        jobInsertText(rows.length),
-        rows.flatMap((r) => JOB_COLUMNS.map((c) => r[c])),
-      ),
-    );
-  }
-}
-
-/** enqueueManyCompiled() of one job (every POST /messages). */
-export async function enqueueCompiled(
-  db: Executor,
-  job: EnqueueInput,
-  now: Date,
-): Promise<void> {
-  await enqueueManyCompiled(db, [job], now);
-}
-
-/**
- * enqueue() for any kind string, outside JOB_KINDS: the queue's own tests and
- * benchmarks, whose pools are given their handlers directly.
- */
-export async function enqueueUnchecked(
-  db: Executor,
-  job: AnyJobInput,
-  now: Date,
-): Promise<string | null> {
-  const row = await db.insertInto("jobs").values(toRow(job, now))
-    .onConflict((oc) => oc.doNothing())
-    .returning("id")
-    .executeTakeFirst();
-  return row?.id ?? null;
-}
-
-/** enqueueMany() for any kind string (see enqueueUnchecked). */
-export async function enqueueManyUnchecked(
-  db: Executor,
-  jobs: readonly AnyJobInput[],
-  now: Date,
-): Promise<void> {
-  const at = toDbTime(now);
-  for (let i = 0; i < jobs.length; i += INSERT_CHUNK) {
-    const rows = jobs.slice(i, i + INSERT_CHUNK).map((j) => toRow(j, now, at));
-    await db.insertInto("jobs").values(rows)
-      .onConflict((oc) => oc.doNothing())
-      .execute();
-  }
 }
 
 export interface ClaimOptions {
