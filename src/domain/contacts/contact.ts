@@ -23,17 +23,22 @@ export interface Contact {
   createdAt: string;
 }
 
-/** A contact known only by its identity: opted in, no tags or fields, no message yet. */
-export function newContact(input: {
-  id: string;
+/** What a payload or a send says about a person; at least one of phone number and userId. */
+export interface Identity {
   accountId: string;
+  /** E.164. */
   phoneNumber?: string | null | undefined;
+  /** BSUID exactly as received. */
   userId?: string | null | undefined;
   parentUserId?: string | null | undefined;
   username?: string | null | undefined;
   name?: string | null | undefined;
-  createdAt: string;
-}): Contact {
+}
+
+/** A contact known only by its identity: opted in, no tags or fields, no message yet. */
+export function newContact(
+  input: Identity & { id: string; createdAt: string },
+): Contact {
   return {
     id: input.id,
     accountId: input.accountId,

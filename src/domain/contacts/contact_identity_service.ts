@@ -8,21 +8,14 @@ import { moveContactConversations } from "../conversations/conversation_write_re
 import {
   type Contact,
   contactView,
+  type Identity,
   mergeCustomFields,
   newContact,
 } from "./contact.ts";
 import * as repo from "./contact_repo.ts";
 
-/** What a payload or a send says about a person; at least one of phone number and userId. */
-export interface ContactIdentity {
-  accountId: string;
-  /** E.164. */
-  phoneNumber?: string | null | undefined;
-  /** BSUID exactly as received. */
-  userId?: string | null | undefined;
-  parentUserId?: string | null | undefined;
-  username?: string | null | undefined;
-  name?: string | null | undefined;
+/** An identity (see Identity) as of `now`. */
+export interface ContactIdentity extends Identity {
   now: Date;
 }
 
