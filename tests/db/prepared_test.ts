@@ -1,16 +1,11 @@
 import assert from "node:assert/strict";
 import { engineTest } from "../_harness.ts";
 import { insertRow } from "../../src/db/prepared.ts";
+import { keyRow } from "../_support/group_commit.ts";
 
 const row = (key: string, body: string) => ({
-  account_id: "",
-  key,
-  route: "t",
-  request_hash: "h",
-  response_status: 200,
+  ...keyRow("", key),
   response_body: body,
-  created_at: "x",
-  expires_at: "x",
 });
 
 engineTest(

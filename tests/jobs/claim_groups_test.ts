@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import { keyRow } from "../_support/group_commit.ts";
 import { planProbe } from "../_support/plans.ts";
 import { createHarness, engineTest, type Harness } from "../_harness.ts";
 import { systemClock } from "../../src/clock.ts";
@@ -222,16 +223,8 @@ engineTest(
       handlers: {
         "t.in": async (payload, ctx) => {
           await db.transaction().execute(async (trx) => {
-            await trx.insertInto("idempotency_keys").values({
-              account_id: h.tenant.account.id,
-              key: ctx.job.id,
-              route: "t",
-              request_hash: "h",
-              response_status: 200,
-              response_body: "{}",
-              created_at: "x",
-              expires_at: "x",
-            }).execute();
+            await trx.insertInto("idempotency_keys")
+              .values(keyRow(h.tenant.account.id, ctx.job.id)).execute();
             assert.equal(await ctx.completeIn(trx), true);
             if ((payload as { fail: boolean }).fail) throw new Error("after");
           });
@@ -265,16 +258,8 @@ engineTest(
     const db = h.container.db.withPlugin(
       new JobInsertHook((lanes) => calls.push(lanes)),
     );
-    await db.insertInto("idempotency_keys").values({
-      account_id: h.tenant.account.id,
-      key: "k",
-      route: "t",
-      request_hash: "h",
-      response_status: 200,
-      response_body: "{}",
-      created_at: "x",
-      expires_at: "x",
-    }).execute();
+    await db.insertInto("idempotency_keys")
+      .values(keyRow(h.tenant.account.id, "k")).execute();
     assert.equal(calls.length, 0);
     await db.transaction().execute(async (trx) => {
       await enqueueUnchecked(trx, {
