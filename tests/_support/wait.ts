@@ -21,10 +21,28 @@ export async function waitFor<T>(
   );
 }
 
-/** A free TCP port on 127.0.0.1. */
+/** Ports handed out below Linux's ephemeral range (32768-60999). */
+const PORT_FLOOR = 20_000;
+const PORT_SPAN = 12_000;
+
+/**
+ * A TCP port free on 127.0.0.1 now, for a process spawned next to bind.
+ * Drawn at random below the ephemeral range: a port the kernel picked for
+ * `port: 0` can be handed to another test's listener or to an outgoing
+ * connection's source port before the spawned process binds it ("Address
+ * already in use", seen once in a full run beside a dev server).
+ */
 export function freePort(): number {
-  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
-  const port = (listener.addr as Deno.NetAddr).port;
-  listener.close();
-  return port;
+  for (let i = 0; i < 100; i++) {
+    const port = PORT_FLOOR + Math.floor(Math.random() * PORT_SPAN);
+    try {
+      Deno.listen({ hostname: "127.0.0.1", port }).close();
+      return port;
+    } catch (err) {
+      if (!(err instanceof Deno.errors.AddrInUse)) throw err;
+    }
+  }
+  throw new Error(
+    `No free port found in ${PORT_FLOOR}-${PORT_FLOOR + PORT_SPAN - 1}`,
+  );
 }
