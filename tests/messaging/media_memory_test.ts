@@ -12,6 +12,9 @@ import { newId } from "../../src/ids.ts";
 import { toDbTime } from "../../src/db/time.ts";
 import { systemClock } from "../../src/clock.ts";
 
+// This file runs alone, after the rest of the suite (deno.json's test task):
+// RSS is the whole process's, and `deno test --parallel` runs other files in
+// workers of this same process, whose allocations showed up here as 80+ MiB.
 const SIZE = 100 * 1000 * 1000;
 const MAX_GROWTH = 40 * 1024 * 1024;
 
