@@ -5,7 +5,10 @@
 // the same DATA_DIR. Two subscriptions listen to every event kind. Afterwards
 // every (event, subscription) pair of the catch-up feed has reached the
 // receiver, correctly signed; duplicates are counted and bounded by what can
-// be in flight at a kill.
+// be in flight at a kill. Every random choice (kill moments, the receiver's
+// answer delays, which customer writes) comes from one seed, printed at the
+// start; WEBHOOK_CRASH_SEED=<seed> replays the same choices (the processes'
+// own timing still varies).
 import assert from "node:assert/strict";
 import { verifySignature } from "../../src/domain/webhooks/envelope.ts";
 import { waitFor } from "../_support/wait.ts";
@@ -15,7 +18,13 @@ import {
   startEngineSetup,
   startServer,
 } from "./_process.ts";
-import { randomBetween, seedCrashAccount, sleep } from "./_crash_clients.ts";
+import {
+  randomBetween,
+  seedCrashAccount,
+  seededRandom,
+  seedFromEnv,
+  sleep,
+} from "./_crash_clients.ts";
 
 const APP_SECRET = "e2e-webhook-crash-app-secret";
 const CHANNEL_PHONE = "+15550100077";
@@ -41,7 +50,10 @@ interface Arrival {
  * answers after 20-150 ms, so attempts are on the wire when a kill comes;
  * `open` counts requests read and not answered yet.
  */
-function startRecorder(secrets: Map<string, string>) {
+function startRecorder(
+  secrets: Map<string, string>,
+  random: () => number,
+) {
   const arrivals = new Map<string, Arrival>();
   let requests = 0;
   let open = 0;
@@ -65,7 +77,7 @@ function startRecorder(secrets: Map<string, string>) {
         seen.signed &&= signed;
       } else arrivals.set(key, { count: 1, firstAt: Date.now(), signed });
       open++;
-      await sleep(randomBetween(20, 150));
+      await sleep(randomBetween(20, 150, random));
       open--;
       return new Response("ok");
     },
@@ -99,6 +111,11 @@ async function allEvents(baseUrl: string, key: string) {
 
 Deno.test("webhook crash: kill -9 under inbound messages and status callbacks loses no delivery", async () => {
   const started = Date.now();
+  const seed = seedFromEnv("WEBHOOK_CRASH_SEED");
+  console.log(
+    `webhook crash seed ${seed} (replay: WEBHOOK_CRASH_SEED=${seed} deno test -A tests/e2e/webhook_crash_test.ts)`,
+  );
+  const random = seededRandom(seed);
   const setup = await startEngineSetup({
     appSecret: APP_SECRET,
     dataDirPrefix: "bm-e2e-whcrash-",
@@ -111,7 +128,7 @@ Deno.test("webhook crash: kill -9 under inbound messages and status callbacks lo
   await using sim = setup.sim;
   const { port, dataDir, env } = setup;
   const secrets = new Map<string, string>();
-  const recorder = startRecorder(secrets);
+  const recorder = startRecorder(secrets, random);
   let server: ServerProcess | undefined;
   let done = false;
   try {
@@ -143,7 +160,7 @@ Deno.test("webhook crash: kill -9 under inbound messages and status callbacks lo
     const writers = [
       (async () => {
         while (!done) {
-          const from = customers[randomBetween(0, customers.length)]!;
+          const from = customers[randomBetween(0, customers.length, random)]!;
           const res = await fetch(`${sim.url}/_sim/inbound`, {
             method: "POST",
             headers: { "content-type": "application/json" },
@@ -183,7 +200,7 @@ Deno.test("webhook crash: kill -9 under inbound messages and status callbacks lo
         timeoutMs: 60_000,
         what: `${150 * k} deliveries before kill ${k}`,
       });
-      await sleep(randomBetween(200, 1_500));
+      await sleep(randomBetween(200, 1_500, random));
       await server.kill9();
       const at = Date.now();
       await sleep(20); // bytes already on the wire reach the recorder
@@ -237,7 +254,7 @@ Deno.test("webhook crash: kill -9 under inbound messages and status callbacks lo
     for (const e of events) types[e.type] = (types[e.type] ?? 0) + 1;
 
     console.log([
-      "webhook crash test summary",
+      `webhook crash test summary (seed ${seed})`,
       `  kills at ${kills.map((k) => new Date(k.at).toISOString()).join(", ")}`,
       `  customers wrote ${inbound} messages, API accepted ${sends} sends`,
       `  events ${events.length} ${JSON.stringify(types)}; pairs ${pairs}`,
