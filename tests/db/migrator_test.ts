@@ -39,12 +39,13 @@ engineTest(
   "a pending migration is applied, and the database is current only then",
   async (h) => {
     const db = h.container.db;
-    // Back to the schema before the last two migrations, with queued batch
+    // Back to the schema before the last three migrations, with queued batch
     // sends for 0010 to count into its new table.
-    const pending = NAMES.slice(-2);
+    const pending = NAMES.slice(-3);
     assert.deepEqual(pending, [
       "0010_channel_batch_backlog",
       "0011_drop_messages_inbound_idx",
+      "0012_list_indexes_ascending",
     ]);
     await seedTemplate(h);
     const accepted = await db.transaction().execute((trx) =>
@@ -64,6 +65,9 @@ engineTest(
       on messages (channel_id, lane, status)`.execute(db);
     await sql`create index messages_inbound_idx
       on messages (conversation_id, direction, created_at desc)`.execute(db);
+    await sql`drop index contacts_list_idx`.execute(db);
+    await sql`create index contacts_list_idx
+      on contacts (account_id, created_at desc, id desc)`.execute(db);
     for (const name of pending) {
       await sql`delete from kysely_migration where name = ${name}`.execute(db);
     }
@@ -74,6 +78,9 @@ engineTest(
       where type = 'index' and name in
         ('messages_channel_backlog_idx', 'messages_inbound_idx')`.execute(db);
     assert.equal(index.rows.length, 0);
+    const list = await sql<{ sql: string }>`select sql from sqlite_master
+      where name = 'contacts_list_idx'`.execute(db);
+    assert.match(list.rows[0]!.sql, /\(account_id, created_at, id\)$/);
     const backlog = await db.selectFrom("channel_batch_backlog")
       .selectAll().execute();
     assert.deepEqual(
