@@ -39,12 +39,13 @@ engineTest(
   "a pending migration is applied, and the database is current only then",
   async (h) => {
     const db = h.container.db;
-    // Back to the schema before the last two migrations, with queued batch
+    // Back to the schema before the last three migrations, with queued batch
     // sends for 0010 to count into its new table.
-    const pending = NAMES.slice(-2);
+    const pending = NAMES.slice(-3);
     assert.deepEqual(pending, [
       "0010_channel_batch_backlog",
       "0011_drop_messages_inbound_idx",
+      "0012_webhook_deliveries_lean_indexes",
     ]);
     await seedTemplate(h);
     const accepted = await db.transaction().execute((trx) =>
@@ -64,6 +65,10 @@ engineTest(
       on messages (channel_id, lane, status)`.execute(db);
     await sql`create index messages_inbound_idx
       on messages (conversation_id, direction, created_at desc)`.execute(db);
+    await sql`create index webhook_deliveries_created_idx
+      on webhook_deliveries (created_at)`.execute(db);
+    await sql`create index webhook_deliveries_event_idx
+      on webhook_deliveries (event_id) where status = 'pending'`.execute(db);
     for (const name of pending) {
       await sql`delete from kysely_migration where name = ${name}`.execute(db);
     }
@@ -72,7 +77,9 @@ engineTest(
     assert.equal(await migrationsCurrent(db), true);
     const index = await sql<{ name: string }>`select name from sqlite_master
       where type = 'index' and name in
-        ('messages_channel_backlog_idx', 'messages_inbound_idx')`.execute(db);
+        ('messages_channel_backlog_idx', 'messages_inbound_idx',
+         'webhook_deliveries_created_idx', 'webhook_deliveries_event_idx')`
+      .execute(db);
     assert.equal(index.rows.length, 0);
     const backlog = await db.selectFrom("channel_batch_backlog")
       .selectAll().execute();
