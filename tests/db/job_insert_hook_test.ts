@@ -1,19 +1,23 @@
 // Precompiled job inserts and the JobInsertHook: the pools wake for the
 // fan-out's webhook jobs although no plugin sees its statement being built.
 import assert from "node:assert/strict";
-import { engineTest } from "../_harness.ts";
+import { engineTest, type Harness } from "../_harness.ts";
 import { JobInsertHook } from "../../src/db/job_insert_hook.ts";
 import { enqueueManyCompiled, PRIORITY } from "../../src/jobs/queue.ts";
 import { fanOut } from "../../src/domain/webhooks/fanout_service.ts";
 import { newId } from "../../src/ids.ts";
 
+/** The harness's database with a hook that records each call's lanes. */
+function hooked(h: Harness) {
+  const calls: Array<Set<number> | undefined> = [];
+  const hook = new JobInsertHook((lanes) => calls.push(lanes));
+  return { db: h.container.db.withPlugin(hook), calls };
+}
+
 engineTest(
   "a precompiled job insert fires the JobInsertHook with its lanes only when it asks to wake",
   async (h) => {
-    const calls: Array<Set<number> | undefined> = [];
-    const db = h.container.db.withPlugin(
-      new JobInsertHook((lanes) => calls.push(lanes)),
-    );
+    const { db, calls } = hooked(h);
     const job = (i: number, priority: number) => ({
       kind: "jobs.prune" as const,
       payload: {},
@@ -46,10 +50,7 @@ engineTest(
 engineTest(
   "the fan-out of an event writes one webhook job per subscription and wakes the webhook lane",
   async (h) => {
-    const calls: Array<Set<number> | undefined> = [];
-    const db = h.container.db.withPlugin(
-      new JobInsertHook((lanes) => calls.push(lanes)),
-    );
+    const { db, calls } = hooked(h);
     const now = h.clock.now();
     const at = now.toISOString();
     for (let i = 0; i < 2; i++) {
