@@ -1,4 +1,5 @@
 import type {
+  CompiledQuery,
   InsertQueryNode,
   KyselyPlugin,
   OperationNode,
@@ -11,6 +12,22 @@ import type {
 } from "kysely";
 
 type QueryId = PluginTransformQueryArgs["queryId"];
+
+/** Precompiled job inserts (announceJobInsert), by query id, with their lanes. */
+const announced = new WeakMap<QueryId, Set<number>>();
+
+/**
+ * Marks a precompiled `insert into jobs` (CompiledQuery.raw, which no plugin
+ * sees before it runs) so the JobInsertHook of the database that runs it
+ * fires for its lanes as for a built insert. Returns the query.
+ */
+export function announceJobInsert<R>(
+  query: CompiledQuery<R>,
+  lanes: Set<number>,
+): CompiledQuery<R> {
+  announced.set(query.queryId, lanes);
+  return query;
+}
 
 /**
  * Calls `onInsert` after every `insert into jobs` statement, wherever it runs
@@ -43,7 +60,9 @@ export class JobInsertHook implements KyselyPlugin {
   transformResult(
     args: PluginTransformResultArgs,
   ): Promise<QueryResult<UnknownRow>> {
-    if (this.#inserts.has(args.queryId)) {
+    const lanes = announced.get(args.queryId);
+    if (lanes !== undefined) this.#onInsert(lanes);
+    else if (this.#inserts.has(args.queryId)) {
       const lanes = this.#inserts.get(args.queryId);
       this.#inserts.delete(args.queryId);
       this.#onInsert(lanes);

@@ -13,9 +13,9 @@ interface Closable {
 export class Deadline {
   /** Rejects with the deadline's error when it fires; never resolves. */
   readonly expired: Promise<never>;
-  readonly signal: AbortSignal;
   #error: EgressError | null = null;
-  #controller = new AbortController();
+  /** Made when a dial asks for the signal: a request on a pooled socket never does. */
+  #controller: AbortController | null = null;
   #timer: ReturnType<typeof setTimeout>;
   #reject!: (err: EgressError) => void;
   #held: Closable | null = null;
@@ -29,7 +29,6 @@ export class Deadline {
     );
 
   constructor(timeoutMs: number, external?: AbortSignal) {
-    this.signal = this.#controller.signal;
     this.expired = new Promise<never>((_, reject) => {
       this.#reject = reject;
     });
@@ -46,6 +45,13 @@ export class Deadline {
     );
     this.#external = external;
     external?.addEventListener("abort", this.#onAbort, { once: true });
+  }
+
+  /** Aborted when the deadline fires (for Deno.connect). */
+  get signal(): AbortSignal {
+    this.#controller ??= new AbortController();
+    if (this.#error !== null) this.#controller.abort(this.#error);
+    return this.#controller.signal;
   }
 
   /** The error it fired with, or null while time remains. */
@@ -78,7 +84,7 @@ export class Deadline {
     if (this.#error !== null) return;
     this.#error = err;
     clearTimeout(this.#timer);
-    this.#controller.abort(err);
+    this.#controller?.abort(err);
     const held = this.#held;
     this.#held = null;
     if (held !== null) closeQuietly(held);

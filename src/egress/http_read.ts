@@ -21,17 +21,25 @@ export interface ResponseRead {
 /** Receives body bytes as they arrive; the chunk is only valid until the promise settles. */
 export type BodyWriter = (chunk: Uint8Array) => Promise<void>;
 
+const NO_BYTES = new Uint8Array(0);
+
 /** Keeps the first bytes of the body and counts the rest, up to a limit; a writer also gets every byte. */
 class BodySink {
-  readonly excerpt: Uint8Array;
+  /**
+   * Made on the first body bytes, no larger than the body's first chunk
+   * needs: a 1 KB buffer per response (most bodies are "ok" or empty) was a
+   * twentieth of a webhook POST's CPU.
+   */
+  excerpt = NO_BYTES;
   length = 0;
   bytes = 0;
   readonly max: number;
+  readonly #excerptBytes: number;
   readonly #write: BodyWriter | undefined;
 
   constructor(max: number, excerptBytes: number, write?: BodyWriter) {
     this.max = max;
-    this.excerpt = new Uint8Array(Math.min(excerptBytes, max));
+    this.#excerptBytes = Math.min(excerptBytes, max);
     this.#write = write;
   }
 
@@ -41,8 +49,9 @@ class BodySink {
 
   /** Takes up to `count` bytes from the connection buffer. */
   async take(conn: Connection, count: number): Promise<void> {
-    const keep = Math.min(count, this.excerpt.byteLength - this.length);
+    const keep = Math.min(count, this.#excerptBytes - this.length);
     if (keep > 0) {
+      if (this.length + keep > this.excerpt.byteLength) this.#grow(count);
       this.excerpt.set(
         conn.buf.subarray(conn.start, conn.start + keep),
         this.length,
@@ -54,6 +63,19 @@ class BodySink {
     }
     this.bytes += count;
     conn.consume(count);
+  }
+
+  /** Room for `count` more bytes (all of the excerpt once it is cut to size). */
+  #grow(count: number): void {
+    const size = this.length + count >= this.#excerptBytes
+      ? this.#excerptBytes
+      : Math.max(
+        this.length + count,
+        Math.min(2 * this.excerpt.byteLength, this.#excerptBytes),
+      );
+    const next = new Uint8Array(size);
+    next.set(this.excerpt.subarray(0, this.length));
+    this.excerpt = next;
   }
 }
 

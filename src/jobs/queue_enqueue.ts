@@ -1,5 +1,6 @@
 /** Enqueueing: job rows written in the caller's transaction (re-exported from queue.ts). */
 import { CompiledQuery } from "kysely";
+import { announceJobInsert } from "../db/job_insert_hook.ts";
 import type { Executor, JobsTable } from "../db/schema.ts";
 import { toJson } from "../db/json.ts";
 import { toDbTime } from "../db/time.ts";
@@ -100,23 +101,28 @@ function jobInsertText(n: number): string {
  * enqueueMany() with statements written once per row count instead of built
  * per call (the send paths: one job a POST /messages, up to 100 a batch,
  * where building the insert cost about as much as running it). Unlike
- * enqueueMany(), the JobInsertHook does not see these inserts: the caller
- * wakes the pools after its commit.
+ * enqueueMany(), the JobInsertHook does not see these inserts (the caller
+ * wakes the pools after its commit) unless `wake` is set: then it fires for
+ * their lanes as for enqueueMany() (the fan-out of every event).
  */
 export async function enqueueManyCompiled(
   db: Executor,
   jobs: readonly EnqueueInput[],
   now: Date,
+  options: { wake?: boolean } = {},
 ): Promise<void> {
   const at = toDbTime(now);
   for (let i = 0; i < jobs.length; i += INSERT_CHUNK) {
     const rows = jobs.slice(i, i + INSERT_CHUNK)
       .map((j) => toRow(withDefaults(j), now, at));
+    const query = CompiledQuery.raw(
+      jobInsertText(rows.length),
+      rows.flatMap((r) => JOB_COLUMNS.map((c) => r[c])),
+    );
     await db.executeQuery(
-      CompiledQuery.raw(
-        jobInsertText(rows.length),
-        rows.flatMap((r) => JOB_COLUMNS.map((c) => r[c])),
-      ),
+      options.wake
+        ? announceJobInsert(query, new Set(rows.map((r) => r.priority)))
+        : query,
     );
   }
 }

@@ -39,13 +39,14 @@ engineTest(
   "a pending migration is applied, and the database is current only then",
   async (h) => {
     const db = h.container.db;
-    // Back to the schema before the last three migrations, with queued batch
+    // Back to the schema before the last four migrations, with queued batch
     // sends for 0010 to count into its new table.
-    const pending = NAMES.slice(-3);
+    const pending = NAMES.slice(-4);
     assert.deepEqual(pending, [
       "0010_channel_batch_backlog",
       "0011_drop_messages_inbound_idx",
       "0012_list_indexes_ascending",
+      "0013_webhook_deliveries_lean_indexes",
     ]);
     await seedTemplate(h);
     const accepted = await db.transaction().execute((trx) =>
@@ -68,6 +69,10 @@ engineTest(
     await sql`drop index contacts_list_idx`.execute(db);
     await sql`create index contacts_list_idx
       on contacts (account_id, created_at desc, id desc)`.execute(db);
+    await sql`create index webhook_deliveries_created_idx
+      on webhook_deliveries (created_at)`.execute(db);
+    await sql`create index webhook_deliveries_event_idx
+      on webhook_deliveries (event_id) where status = 'pending'`.execute(db);
     for (const name of pending) {
       await sql`delete from kysely_migration where name = ${name}`.execute(db);
     }
@@ -76,7 +81,9 @@ engineTest(
     assert.equal(await migrationsCurrent(db), true);
     const index = await sql<{ name: string }>`select name from sqlite_master
       where type = 'index' and name in
-        ('messages_channel_backlog_idx', 'messages_inbound_idx')`.execute(db);
+        ('messages_channel_backlog_idx', 'messages_inbound_idx',
+         'webhook_deliveries_created_idx', 'webhook_deliveries_event_idx')`
+      .execute(db);
     assert.equal(index.rows.length, 0);
     const list = await sql<{ sql: string }>`select sql from sqlite_master
       where name = 'contacts_list_idx'`.execute(db);

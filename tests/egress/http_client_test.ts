@@ -92,6 +92,32 @@ Deno.test("request decodes a chunked body with extensions and trailers", async (
   assert.equal(t.server.connections, 1);
 });
 
+Deno.test("the excerpt keeps exactly the first excerptBytes of a body read in many small pieces", async () => {
+  await using t = await rig();
+  const text = Array.from({ length: 120 }, (_, i) => `piece ${i};`).join("");
+  const chunks = text.match(/.{1,37}/g)!;
+  t.server.script(
+    raw(
+      "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n" +
+        chunks.map((c) => `${c.length.toString(16)}\r\n${c}\r\n`).join("") +
+        "0\r\n\r\n",
+    ),
+    respond(200, { body: text }),
+  );
+  const req = {
+    method: "GET" as const,
+    url: t.server.url(),
+    headers: [],
+    timeoutMs: 2000,
+  };
+  const chunked = await t.client.request(req);
+  assert.equal(chunked.bodyBytes, text.length);
+  assert.equal(chunked.excerpt, text.slice(0, 1024));
+  const small = await t.client.request({ ...req, excerptBytes: 100 });
+  assert.equal(small.excerpt, text.slice(0, 100));
+  assert.equal(small.bodyBytes, text.length);
+});
+
 Deno.test("request reads a body without framing until EOF and does not reuse it", async () => {
   await using t = await rig();
   t.server.script(

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { createHash } from "node:crypto";
+import { createHash, createHmac } from "node:crypto";
 import {
   signatureHeader,
   verifySignature,
@@ -39,6 +39,28 @@ Deno.test("the signature matches the fixed test vector, and verification checks 
     false,
     "no v1",
   );
+});
+
+Deno.test("signatures from the keyed states are node's HMAC for every key length, reused and interleaved", () => {
+  const secrets = [
+    "k",
+    SIGNATURE_VECTOR.secret,
+    "x".repeat(64), // exactly one block: used as is
+    "y".repeat(65), // longer than a block: hashed first
+    "clave-ñandú-🔑".repeat(6), // multi-byte UTF-8, past a block
+  ];
+  const bodies = ['{"a":1}', "", `{"data":"${"z".repeat(5_000)}"}`];
+  // Twice over, each secret between the others: a used state must not leak into the next.
+  for (const round of [1, 2]) {
+    for (const secret of secrets) {
+      for (const body of bodies) {
+        const t = 1763640000 + round;
+        const hex = createHmac("sha256", secret).update(`${t}.${body}`)
+          .digest("hex");
+        assert.equal(signatureHeader(secret, t, body), `t=${t},v1=${hex}`);
+      }
+    }
+  }
 });
 
 async function eventRow(h: WebhookHarness, type: string) {

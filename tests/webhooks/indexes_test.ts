@@ -10,7 +10,9 @@ import {
   listDeliveryRows,
   pendingContactCreated,
   pendingOfChain,
+  pruneDeliveries,
 } from "../../src/domain/webhooks/delivery_repo.ts";
+import { pruneEvents } from "../../src/domain/events/event_repo.ts";
 import { subscribersOf } from "../../src/domain/webhooks/webhook_repo.ts";
 import { parkGroup } from "../../src/jobs/queue_groups.ts";
 
@@ -57,6 +59,16 @@ Deno.test("webhook queries use their indexes", async () => {
     ],
     ["subscribersOf", (db) => subscribersOf(db, id), /webhooks_account_idx/],
     [
+      "pruneDeliveries",
+      (db) => pruneDeliveries(db, new Date().toISOString()),
+      /sqlite_autoindex_webhook_deliveries_1 \(id<\?\)/,
+    ],
+    [
+      "pruneEvents",
+      (db) => pruneEvents(db, new Date().toISOString()),
+      /LIST SUBQUERY[\s\S]*webhook_deliveries_chain_idx/,
+    ],
+    [
       "parkGroup",
       (db) =>
         parkGroup(db, {
@@ -73,7 +85,8 @@ Deno.test("webhook queries use their indexes", async () => {
     assert.match(plan, index, `${name}:\n${plan}`);
     assert.doesNotMatch(
       plan,
-      /SCAN webhook_deliveries|SCAN jobs\b/,
+      // Walking the partial index of pending rows (pruneEvents) is no full scan.
+      /SCAN webhook_deliveries(?! USING INDEX webhook_deliveries_chain_idx)|SCAN jobs\b/,
       `${name}:\n${plan}`,
     );
   }

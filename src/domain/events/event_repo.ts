@@ -124,8 +124,9 @@ export async function pruneEvents(
   return await deleteInBatches(
     db,
     "events",
-    sql`created_at < ${cutoff} and not exists (
-      select 1 from webhook_deliveries d
-      where d.event_id = events.id and d.status = 'pending')`,
+    // The pending rows' event ids are read once per statement, through the
+    // partial index of pending rows (migration 0013).
+    sql`created_at < ${cutoff} and id not in (
+      select event_id from webhook_deliveries where status = 'pending')`,
   );
 }

@@ -6,6 +6,7 @@ import type {
   WebhookDeliveriesTable,
 } from "../../db/schema.ts";
 import { deleteInBatches } from "../../db/prune.ts";
+import { newId } from "../../ids.ts";
 import type { CursorPosition } from "../pagination.ts";
 import {
   DELIVER_JOB,
@@ -336,14 +337,20 @@ export async function listDeliveryRows(
     .limit(q.limit + 1).execute();
 }
 
-/** Deletes finished log rows created before `cutoff`; returns how many. */
+/**
+ * Deletes finished log rows created before `cutoff`; returns how many. It
+ * walks the primary key (migration 0013): every id made before the cutoff's
+ * millisecond sorts below `before` (UUIDv7), and a row's id is never older
+ * than its created_at, so no row it should delete lies above it.
+ */
 export async function pruneDeliveries(
   db: Executor,
   cutoff: string,
 ): Promise<number> {
+  const before = newId(Date.parse(cutoff)).slice(0, 13);
   return await deleteInBatches(
     db,
     "webhook_deliveries",
-    sql`created_at < ${cutoff} and status != 'pending'`,
+    sql`id < ${before} and created_at < ${cutoff} and status != 'pending'`,
   );
 }

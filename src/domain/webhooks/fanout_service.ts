@@ -1,7 +1,11 @@
 import type { Executor, WebhookDeliveriesTable } from "../../db/schema.ts";
 import { fromJson } from "../../db/json.ts";
 import { newId } from "../../ids.ts";
-import { type EnqueueInput, enqueueMany, PRIORITY } from "../../jobs/queue.ts";
+import {
+  type EnqueueInput,
+  enqueueManyCompiled,
+  PRIORITY,
+} from "../../jobs/queue.ts";
 import { DELIVER_JOB, pendingRow } from "./delivery.ts";
 import { insertDeliveries, pendingContactCreated } from "./delivery_repo.ts";
 import { payloadHash } from "./envelope.ts";
@@ -97,12 +101,14 @@ export async function fanOut(
   await insertDeliveries(trx, rows);
   const pending = rows.filter((r) => r.status === "pending");
   const backstop = new Date(now.getTime() + WAITING_BACKSTOP_MS);
-  await enqueueMany(
+  // Written once per row count; the JobInsertHook still wakes the webhook pool.
+  await enqueueManyCompiled(
     trx,
     pending.map((r) =>
       deliveryJob(r, r.after_root_id ? { runAt: backstop } : {})
     ),
     now,
+    { wake: true },
   );
   return pending.length;
 }
