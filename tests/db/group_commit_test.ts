@@ -366,3 +366,57 @@ Deno.test("under concurrent HTTP requests a group gathers the requests that arri
     `400 requests in ${commits.stats.groups} groups`,
   );
 });
+
+Deno.test("a live unit queued after bulk units commits first, in a group without them; bulk units commit one per group", async () => {
+  await using h = await createHarness();
+  const commits = new GroupCommit(h.container.db);
+  const groupOf = new Map<string, number>();
+  const unit = (name: string) => () => {
+    groupOf.set(name, commits.stats.groups);
+    return Promise.resolve(name);
+  };
+  // Queued in one turn, before the writer starts: campaign batches first.
+  const runs = [
+    commits.run(unit("bulk1"), { lane: "bulk" }),
+    commits.run(unit("bulk2"), { lane: "bulk" }),
+    commits.run(unit("other")),
+    commits.run(unit("bulk3"), { lane: "bulk" }),
+    commits.run(unit("live"), { lane: "live" }),
+  ];
+  assert.deepEqual(await Promise.all(runs), [
+    "bulk1",
+    "bulk2",
+    "other",
+    "bulk3",
+    "live",
+  ]);
+  assert.deepEqual(Object.fromEntries(groupOf), {
+    live: 1,
+    other: 1,
+    bulk1: 2,
+    bulk2: 3,
+    bulk3: 4,
+  });
+  assert.deepEqual(commits.stats, { groups: 4, units: 5, largest: 2 });
+});
+
+Deno.test("a bulk unit sits out at most four groups that hold live units", async () => {
+  await using h = await createHarness();
+  const commits = new GroupCommit(h.container.db);
+  let bulkGroup = 0;
+  const live: Promise<number>[] = [];
+  // Each live unit queues the next, so every group has a live unit.
+  const liveUnit = (i: number) => () => {
+    if (i < 8) live.push(commits.run(liveUnit(i + 1), { lane: "live" }));
+    return Promise.resolve(commits.stats.groups);
+  };
+  const bulk = commits.run(() => {
+    bulkGroup = commits.stats.groups;
+    return Promise.resolve();
+  }, { lane: "bulk" });
+  live.push(commits.run(liveUnit(0), { lane: "live" }));
+  await bulk;
+  while (live.length < 9) await turns(1);
+  assert.deepEqual(await Promise.all(live), [1, 2, 3, 4, 5, 6, 7, 8, 9]);
+  assert.equal(bulkGroup, 5, "after four groups of live units alone");
+});
