@@ -420,3 +420,63 @@ Deno.test("a bulk unit sits out at most four groups that hold live units", async
   assert.deepEqual(await Promise.all(live), [1, 2, 3, 4, 5, 6, 7, 8, 9]);
   assert.equal(bulkGroup, 5, "after four groups of live units alone");
 });
+
+Deno.test("a writer kept busy by long groups still lets a request be read before the last one", async () => {
+  await using h = await createHarness();
+  const commits = new GroupCommit(h.container.db);
+  let groupsAtRequest: number | undefined;
+  await using server = Deno.serve(
+    { hostname: "127.0.0.1", port: 0, onListen() {} },
+    () => {
+      groupsAtRequest = commits.stats.groups;
+      return new Response("ok");
+    },
+  );
+  // The client runs on its own thread, so its request goes out while the
+  // writer keeps this one busy.
+  const client = new Worker(
+    `data:application/javascript,${
+      encodeURIComponent(`self.onmessage = async (e) => {
+        self.postMessage("sending");
+        const res = await fetch(e.data);
+        await res.text();
+        self.postMessage("done");
+      };`)
+    }`,
+    { type: "module" },
+  );
+  const messages: string[] = [];
+  const next = () =>
+    new Promise<void>((resolve) => {
+      client.onmessage = (e) => {
+        messages.push(e.data);
+        resolve();
+      };
+    });
+  try {
+    const sending = next();
+    client.postMessage(`http://127.0.0.1:${server.addr.port}/`);
+    await sending;
+    const answered = next();
+    // Forty batches of synchronous work (15 ms each), one group each.
+    const busy = () => {
+      const until = performance.now() + 15;
+      while (performance.now() < until) { /* a batch's work */ }
+      return Promise.resolve();
+    };
+    const batches = Array.from(
+      { length: 40 },
+      () => commits.run(busy, { lane: "bulk" }),
+    );
+    await Promise.all(batches);
+    await answered;
+    assert.deepEqual(messages, ["sending", "done"]);
+    assert.equal(commits.stats.groups, 40);
+    assert.ok(
+      groupsAtRequest !== undefined && groupsAtRequest < 40,
+      `the request was read after ${groupsAtRequest} of 40 groups`,
+    );
+  } finally {
+    client.terminate();
+  }
+});
