@@ -12,6 +12,14 @@ interface Queued {
 
 /** Units gathered into one transaction at most. */
 const MAX_UNITS = 128;
+/**
+ * Groups with live units a waiting bulk unit sits out at most: campaign
+ * priority never displaces live sends, yet a steady stream of them cannot
+ * hold a batch back forever.
+ */
+const MAX_BULK_PASSES = 4;
+/** Groups run back to back at most this long before the sockets are read (see #schedule). */
+const IO_TURN_MS = 10;
 
 // Units run one after another, so one savepoint name serves them all; the
 // statements are compiled once, not per unit.
@@ -30,6 +38,16 @@ export interface RunOptions {
    * per I/O callback would otherwise commit one by one.
    */
   gatherMs?: number;
+  /**
+   * "live": a unit someone waits on by the millisecond (POST /messages):
+   * it joins the next group ahead of every other unit, and a group holding
+   * one takes no bulk unit. "bulk": a large unit (a batch of up to 100
+   * sends, tens of milliseconds of synchronous work on node:sqlite): at most
+   * one per group, so the writer hands the event loop back after each one
+   * and a live request that arrived meanwhile is read and committed before
+   * the next. Without a lane, units go in arrival order.
+   */
+  lane?: "live" | "bulk";
 }
 
 /** Runs `fn` after `ms`; a test passes its own to decide when a gathering window closes. */
@@ -44,7 +62,10 @@ export type Defer = (fn: () => void, ms: number) => void;
  * rule, a constraint violation) rolls back that unit alone and rejects only
  * its promise. No delay unless a unit asks to gather (RunOptions.gatherMs):
  * under load a group is whatever arrived during the previous commit, idle a
- * unit waits one turn of the event loop. A unit's
+ * unit waits one turn of the event loop. Lanes (RunOptions.lane) order the
+ * queue: live units join the next group first, and a group takes at most
+ * one bulk unit (none beside live units), so a campaign batch never keeps a
+ * live send waiting for more than the bulk unit already running. A unit's
  * promise settles only after its transaction committed (or
  * failed), so nothing is acknowledged before it is durable. On SQLite the
  * commit is the largest cost of a small write; this pays it once per group.
@@ -57,7 +78,13 @@ export class GroupCommit {
   #db: Db;
   #defer: Defer;
   #queue: Queued[] = [];
+  #live: Queued[] = [];
+  #bulk: Queued[] = [];
+  /** Groups in a row that left the oldest bulk unit waiting for live units. */
+  #bulkPasses = 0;
   #running = false;
+  /** When the writer last let the runtime poll its sockets (performance.now()). */
+  #ioAt = 0;
   /** A gathering window is open (RunOptions.gatherMs). */
   #gathering = false;
   /** Transactions run, units committed or failed in them, and the largest group. */
@@ -74,7 +101,12 @@ export class GroupCommit {
   /** Runs `unit` in the next group transaction; resolves once that transaction committed. */
   run<T>(unit: WriteUnit<T>, options: RunOptions = {}): Promise<T> {
     return new Promise<T>((resolve, reject) => {
-      this.#queue.push({
+      const queue = options.lane === "live"
+        ? this.#live
+        : options.lane === "bulk"
+        ? this.#bulk
+        : this.#queue;
+      queue.push({
         unit: unit as WriteUnit<unknown>,
         resolve: resolve as (value: unknown) => void,
         reject,
@@ -85,14 +117,16 @@ export class GroupCommit {
         this.#gathering = true;
         this.#defer(() => {
           this.#gathering = false;
-          if (!this.#running && this.#queue.length > 0) {
+          if (!this.#running && this.#waiting()) {
             this.#running = true;
+            this.#ioAt = performance.now();
             this.#drain();
           }
         }, options.gatherMs);
         return;
       }
       this.#running = true;
+      this.#ioAt = performance.now();
       this.#schedule();
     });
   }
@@ -106,18 +140,56 @@ export class GroupCommit {
    * setTimeout(0): nested timeouts are clamped to milliseconds each, which
    * left the core idle between groups (4,000 requests at c32 in one
    * process: 750 ms with setTimeout, 490 ms with setImmediate).
+   *
+   * But Deno runs setImmediate callbacks back to back before it polls the
+   * sockets (tokio looks at its I/O driver once per 61 ready tasks), so a
+   * chain of long groups (campaign batches) left requests unread for
+   * hundreds of milliseconds: once groups have run IO_TURN_MS in a row, the
+   * next starts on setTimeout(0), which lets the runtime read the sockets
+   * first.
    */
   #schedule(): void {
-    setImmediate(() => this.#drain());
+    if (performance.now() - this.#ioAt < IO_TURN_MS) {
+      setImmediate(() => this.#drain());
+      return;
+    }
+    setTimeout(() => {
+      this.#ioAt = performance.now();
+      this.#drain();
+    }, 0);
   }
 
   async #drain(): Promise<void> {
     try {
       await this.#commit();
     } finally {
-      if (this.#queue.length > 0) this.#schedule();
+      if (this.#waiting()) this.#schedule();
       else this.#running = false;
     }
+  }
+
+  #waiting(): boolean {
+    return this.#live.length + this.#queue.length + this.#bulk.length > 0;
+  }
+
+  /**
+   * The next group: live units first, then the others in arrival order, then
+   * one bulk unit, unless the group holds live units (it then commits
+   * without waiting for the bulk unit's work) and the bulk unit has not sat
+   * out MAX_BULK_PASSES groups already.
+   */
+  #take(): Queued[] {
+    const group = this.#live.splice(0, MAX_UNITS);
+    const live = group.length > 0;
+    group.push(...this.#queue.splice(0, MAX_UNITS - group.length));
+    if (this.#bulk.length === 0 || group.length >= MAX_UNITS) return group;
+    if (live && this.#bulkPasses < MAX_BULK_PASSES) {
+      this.#bulkPasses++;
+      return group;
+    }
+    this.#bulkPasses = 0;
+    group.push(this.#bulk.shift()!);
+    return group;
   }
 
   async #commit(): Promise<void> {
@@ -132,7 +204,7 @@ export class GroupCommit {
       await this.#db.transaction().execute(async (trx) => {
         // Taken once the transaction has begun: the units that arrived while
         // it waited for the connection join this group too.
-        group = this.#queue.splice(0, MAX_UNITS);
+        group = this.#take();
         this.stats.groups++;
         this.stats.units += group.length;
         this.stats.largest = Math.max(this.stats.largest, group.length);
@@ -156,7 +228,7 @@ export class GroupCommit {
       });
     } catch (err) {
       // The transaction could not begin or commit: nothing of it is stored.
-      if (group.length === 0) group = this.#queue.splice(0, MAX_UNITS);
+      if (group.length === 0) group = this.#take();
       for (const item of group) item.reject(fatal ? fatal.err : err);
       return;
     }

@@ -366,3 +366,117 @@ Deno.test("under concurrent HTTP requests a group gathers the requests that arri
     `400 requests in ${commits.stats.groups} groups`,
   );
 });
+
+Deno.test("a live unit queued after bulk units commits first, in a group without them; bulk units commit one per group", async () => {
+  await using h = await createHarness();
+  const commits = new GroupCommit(h.container.db);
+  const groupOf = new Map<string, number>();
+  const unit = (name: string) => () => {
+    groupOf.set(name, commits.stats.groups);
+    return Promise.resolve(name);
+  };
+  // Queued in one turn, before the writer starts: campaign batches first.
+  const runs = [
+    commits.run(unit("bulk1"), { lane: "bulk" }),
+    commits.run(unit("bulk2"), { lane: "bulk" }),
+    commits.run(unit("other")),
+    commits.run(unit("bulk3"), { lane: "bulk" }),
+    commits.run(unit("live"), { lane: "live" }),
+  ];
+  assert.deepEqual(await Promise.all(runs), [
+    "bulk1",
+    "bulk2",
+    "other",
+    "bulk3",
+    "live",
+  ]);
+  assert.deepEqual(Object.fromEntries(groupOf), {
+    live: 1,
+    other: 1,
+    bulk1: 2,
+    bulk2: 3,
+    bulk3: 4,
+  });
+  assert.deepEqual(commits.stats, { groups: 4, units: 5, largest: 2 });
+});
+
+Deno.test("a bulk unit sits out at most four groups that hold live units", async () => {
+  await using h = await createHarness();
+  const commits = new GroupCommit(h.container.db);
+  let bulkGroup = 0;
+  const live: Promise<number>[] = [];
+  // Each live unit queues the next, so every group has a live unit.
+  const liveUnit = (i: number) => () => {
+    if (i < 8) live.push(commits.run(liveUnit(i + 1), { lane: "live" }));
+    return Promise.resolve(commits.stats.groups);
+  };
+  const bulk = commits.run(() => {
+    bulkGroup = commits.stats.groups;
+    return Promise.resolve();
+  }, { lane: "bulk" });
+  live.push(commits.run(liveUnit(0), { lane: "live" }));
+  await bulk;
+  while (live.length < 9) await turns(1);
+  assert.deepEqual(await Promise.all(live), [1, 2, 3, 4, 5, 6, 7, 8, 9]);
+  assert.equal(bulkGroup, 5, "after four groups of live units alone");
+});
+
+Deno.test("a writer kept busy by long groups still lets a request be read before the last one", async () => {
+  await using h = await createHarness();
+  const commits = new GroupCommit(h.container.db);
+  let groupsAtRequest: number | undefined;
+  await using server = Deno.serve(
+    { hostname: "127.0.0.1", port: 0, onListen() {} },
+    () => {
+      groupsAtRequest = commits.stats.groups;
+      return new Response("ok");
+    },
+  );
+  // The client runs on its own thread, so its request goes out while the
+  // writer keeps this one busy.
+  const client = new Worker(
+    `data:application/javascript,${
+      encodeURIComponent(`self.onmessage = async (e) => {
+        self.postMessage("sending");
+        const res = await fetch(e.data);
+        await res.text();
+        self.postMessage("done");
+      };`)
+    }`,
+    { type: "module" },
+  );
+  const messages: string[] = [];
+  const next = () =>
+    new Promise<void>((resolve) => {
+      client.onmessage = (e) => {
+        messages.push(e.data);
+        resolve();
+      };
+    });
+  try {
+    const sending = next();
+    client.postMessage(`http://127.0.0.1:${server.addr.port}/`);
+    await sending;
+    const answered = next();
+    // Forty batches of synchronous work (15 ms each), one group each.
+    const busy = () => {
+      const until = performance.now() + 15;
+      while (performance.now() < until) { /* a batch's work */ }
+      return Promise.resolve();
+    };
+    const batches = Array.from(
+      { length: 40 },
+      () => commits.run(busy, { lane: "bulk" }),
+    );
+    await Promise.all(batches);
+    await answered;
+    assert.deepEqual(messages, ["sending", "done"]);
+    assert.equal(commits.stats.groups, 40);
+    assert.ok(
+      groupsAtRequest !== undefined && groupsAtRequest < 40,
+      `the request was read after ${groupsAtRequest} of 40 groups`,
+    );
+  } finally {
+    client.terminate();
+  }
+});

@@ -115,3 +115,47 @@ engineTest(
     assert.ok(h.container.commits.stats.largest > 1, "they shared a group");
   },
 );
+
+engineTest(
+  "a single send queued behind campaign batches commits ahead of them, and each batch in a group of its own",
+  async (h) => {
+    await seedTemplate(h);
+    const { open, blocker } = await holdWriter(h);
+    const finished: string[] = [];
+    const post = (name: string, path: string, body: unknown) =>
+      h.request("POST", `/api/v2/messages${path}`, { body }).then((res) => {
+        finished.push(name);
+        return res;
+      });
+    const batch = (n: number) => ({
+      defaultPhoneNumberId: h.tenant.channel.id,
+      messages: Array.from(
+        { length: 5 },
+        (_, i) => templateTo(`+54911555504${n}${i}`),
+      ),
+    });
+    const pending = [
+      post("batch1", "/batch", batch(1)),
+      post("batch2", "/batch", batch(2)),
+      post("batch3", "/batch", batch(3)),
+    ];
+    for (let i = 0; i < 20; i++) await new Promise((r) => setTimeout(r, 0));
+    pending.push(post("live", "", templateSend(h, "+5491155550499")));
+    for (let i = 0; i < 20; i++) await new Promise((r) => setTimeout(r, 0));
+    const before = h.container.commits.stats.groups;
+    open();
+    await blocker;
+    const res = await Promise.all(pending);
+    assert.deepEqual(res.map((r) => r.status), [202, 202, 202, 201]);
+    assert.equal(finished[0], "live", `finished in order ${finished}`);
+    assert.deepEqual(
+      res.slice(0, 3).map((r) => r.body.data.accepted),
+      [5, 5, 5],
+    );
+    assert.equal(
+      h.container.commits.stats.groups - before,
+      4,
+      "the send alone, then one group per batch",
+    );
+  },
+);

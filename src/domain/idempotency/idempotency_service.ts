@@ -1,5 +1,5 @@
 import type { Executor } from "../../db/schema.ts";
-import type { GroupCommit } from "../../db/group_commit.ts";
+import type { GroupCommit, RunOptions } from "../../db/group_commit.ts";
 import type { Clock } from "../../clock.ts";
 import { AppError } from "../../errors.ts";
 import { sha256HexSync } from "../../crypto.ts";
@@ -82,16 +82,18 @@ export interface IdempotentRequest {
  * record, so a key is stored exactly when the work committed. Same key and
  * body replays the first response; same key and another body is
  * IDEMPOTENCY_KEY_REUSED. Two requests with one key in the same group run
- * one after the other in it, so the second replays the first.
+ * one after the other in it, so the second replays the first. `options`
+ * (the unit's lane) go to the group commit.
  */
 export async function runIdempotent<T>(
   deps: { commits: GroupCommit; clock: Clock },
   request: IdempotentRequest,
   work: (trx: Executor) => Promise<{ status: number; data: T }>,
+  options: RunOptions = {},
 ): Promise<IdempotentResult<T>> {
   const key = request.key;
   if (key === undefined) {
-    const out = await deps.commits.run(work);
+    const out = await deps.commits.run(work, options);
     return { ...out, replayed: false };
   }
   if (!KEY_REGEXP.test(key)) {
@@ -129,5 +131,5 @@ export async function runIdempotent<T>(
       expiresAt: toDbTime(addMs(now, IDEMPOTENCY_TTL_MS)),
     });
     return { ...out, replayed: false };
-  });
+  }, options);
 }

@@ -15,6 +15,10 @@ import {
   type BatchResult,
 } from "./send_service.ts";
 
+/** A single send goes ahead of campaign work in the group commit; a batch is one bulk unit (see RunOptions.lane). */
+const LIVE = { lane: "live" } as const;
+const BULK = { lane: "bulk" } as const;
+
 export interface SendMessageDeps {
   clock: Clock;
   commits: GroupCommit;
@@ -68,7 +72,7 @@ export async function sendMessage(
       input,
     );
     return { status: 201, data };
-  });
+  }, LIVE);
   if (!result.replayed) deps.jobs.notify([PRIORITY.live]);
   return result;
 }
@@ -86,7 +90,7 @@ export async function sendBatch(
   }, async (trx) => ({
     status: 202,
     data: await acceptBatch(trx, deps, request.accountId, request.body),
-  }));
+  }), BULK);
   if (!result.replayed) deps.jobs.notify([PRIORITY.batch]);
   return result;
 }
