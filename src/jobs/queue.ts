@@ -48,20 +48,22 @@ export {
 } from "./queue_settle.ts";
 
 function toJobRow(
-  r: Pick<
-    JobsTable,
-    | "id"
-    | "kind"
-    | "priority"
-    | "payload"
-    | "attempt"
-    | "max_attempts"
-    | "run_at"
-    | "lease_token"
-    | "unique_key"
-    | "group_key"
-    | "errors"
-  >,
+  r:
+    & Pick<
+      JobsTable,
+      | "id"
+      | "kind"
+      | "priority"
+      | "payload"
+      | "attempt"
+      | "max_attempts"
+      | "run_at"
+      | "lease_token"
+      | "unique_key"
+      | "group_key"
+      | "errors"
+    >
+    & { rowid: number },
 ): JobRow {
   return {
     id: r.id,
@@ -75,6 +77,7 @@ function toJobRow(
     uniqueKey: r.unique_key,
     groupKey: r.group_key,
     errors: fromJson<JobError[]>(r.errors, []),
+    rowid: r.rowid,
   };
 }
 
@@ -218,7 +221,7 @@ async function claimGrouped(
 
 /** What a claimer reads of its jobs (toJobRow). */
 const CLAIMED_COLUMNS =
-  "id, kind, priority, payload, attempt, max_attempts, run_at, lease_token, unique_key, group_key, errors";
+  "rowid, id, kind, priority, payload, attempt, max_attempts, run_at, lease_token, unique_key, group_key, errors";
 
 /** An integer written into the SQL text. */
 function int(n: number): number {
@@ -283,8 +286,9 @@ async function claimWhere(
   // search of the primary key index per job (a rowid is only kept within this statement).
   // **From here the claimer MUST end every returned job with complete(), fail() or release();
   // if it dies first, the lease expires and rescueExpiredLeases() hands the job back.**
-  const { rows } = await db.executeQuery<JobsTable>(CompiledQuery.raw(
-    `update jobs
+  const { rows } = await db.executeQuery<JobsTable & { rowid: number }>(
+    CompiledQuery.raw(
+      `update jobs
     set state = 'running',
         attempt = attempt + 1,
         locked_by = ?,
@@ -293,13 +297,14 @@ async function claimWhere(
         updated_at = ?
     where rowid in (${picked.text})
     returning ${CLAIMED_COLUMNS}`,
-    [
-      opts.workerId,
-      toDbTime(addMs(opts.now, opts.leaseMs)),
-      now,
-      ...picked.params,
-    ],
-  ));
+      [
+        opts.workerId,
+        toDbTime(addMs(opts.now, opts.leaseMs)),
+        now,
+        ...picked.params,
+      ],
+    ),
+  );
   return rows.map(toJobRow);
 }
 
