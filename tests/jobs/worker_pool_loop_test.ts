@@ -65,6 +65,15 @@ async function row(db: Db, id: string) {
     .executeTakeFirstOrThrow();
 }
 
+/** Moves the clock on and waits for the heartbeat to extend job `id`'s lease (leaseMs 100) from then. */
+async function heartbeat(db: Db, clock: ManualClock, id: string) {
+  clock.advance(10_000);
+  const extended = addMs(clock.now(), 100).toISOString();
+  await waitFor(async () => (await row(db, id)).locked_until === extended, {
+    what: "the heartbeat",
+  });
+}
+
 async function completed(db: Db): Promise<number> {
   return (await countByState(db)).completed!;
 }
@@ -245,11 +254,7 @@ engineTest("a long job's lease is extended while it runs", async (h) => {
   const id = await add(db, h, { kind: "t.long" });
   p.start();
   await waitFor(() => p.stats().running === 1, { what: "the job to start" });
-  clock.advance(10_000);
-  const extended = addMs(clock.now(), 100).toISOString();
-  await waitFor(async () => (await row(db, id)).locked_until === extended, {
-    what: "the heartbeat",
-  });
+  await heartbeat(db, clock, id);
   assert.equal(await rescueExpiredLeases(db, clock.now()), 0);
   finish();
   await waitFor(async () => await completed(db) === 1, { what: "the job" });
@@ -276,11 +281,7 @@ engineTest(
     const id = await add(db, h, { kind: "t.long" });
     p.notify();
     await waitFor(() => p.stats().running === 1, { what: "the long job" });
-    clock.advance(10_000);
-    const extended = addMs(clock.now(), 100).toISOString();
-    await waitFor(async () => (await row(db, id)).locked_until === extended, {
-      what: "the heartbeat",
-    });
+    await heartbeat(db, clock, id);
     finish();
     await waitFor(async () => await completed(db) === 2, { what: "the job" });
     assert.equal(await p.drain(1_000), true);
