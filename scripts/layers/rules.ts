@@ -43,6 +43,7 @@ const PURE_DB = new Set([
   "src/db/json.ts",
   "src/db/time.ts",
   "src/db/schema.ts",
+  "src/db/row_shape.ts",
 ]);
 /** Upstream interfaces, error tables and signature rules: no network. */
 const PURE_UPSTREAM = new Set([

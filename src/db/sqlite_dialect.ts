@@ -1,5 +1,6 @@
 import { DatabaseSync, type StatementSync } from "node:sqlite";
 import type { SqliteDatabase, SqliteStatement } from "kysely";
+import { ROWS_AS_ARRAYS } from "./row_shape.ts";
 
 const CACHE_LIMIT = 512;
 
@@ -16,7 +17,7 @@ export function adaptNodeSqlite(db: DatabaseSync): SqliteDatabase {
     prepare(sql: string): SqliteStatement {
       const hit = cache.get(sql);
       if (hit) return hit;
-      const stmt = wrap(db.prepare(sql));
+      const stmt = wrap(db.prepare(sql), sql.startsWith(ROWS_AS_ARRAYS));
       if (cache.size >= CACHE_LIMIT) {
         cache.delete(cache.keys().next().value!);
       }
@@ -37,7 +38,12 @@ function toParams(params: ReadonlyArray<unknown>): Param[] {
   });
 }
 
-function wrap(stmt: StatementSync): SqliteStatement {
+function wrap(stmt: StatementSync, arrays: boolean): SqliteStatement {
+  // Deno's node:sqlite has it (as Node 24 does); its type declarations do not yet.
+  if (arrays) {
+    (stmt as StatementSync & { setReturnArrays(on: boolean): void })
+      .setReturnArrays(true);
+  }
   const reader = stmt.columns().length > 0;
   return {
     reader,

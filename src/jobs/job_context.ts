@@ -1,6 +1,8 @@
 /** What a job handler is given: its job, lease signal, logger and ways to complete it in its own transaction. */
 import type { Logger } from "../log.ts";
+import type { Clock } from "../clock.ts";
 import type { Executor } from "../db/schema.ts";
+import { complete } from "./queue_settle.ts";
 import type { JobRow } from "./types.ts";
 
 export interface JobContext {
@@ -55,4 +57,50 @@ export class JobLogger implements Logger {
   child(bindings: Record<string, unknown>): Logger {
     return this.#made().child(bindings);
   }
+}
+
+/**
+ * One claimed job in a worker pool: what the pool tracks of it and, as one
+ * object, the context its handler gets (the AbortController is made only when the signal is read or aborted).
+ */
+export class JobRun implements JobContext {
+  readonly job: JobRow;
+  readonly log: Logger;
+  /** Clock time the handler started (ms); kept only for capped groups (0 otherwise). */
+  readonly startedAt: number;
+  done: Promise<void> = Promise.resolve();
+  /** Set once drain() gave the job back: the pool must not settle it again. */
+  released = false;
+  /** Set once the handler completed the job in its own transaction. */
+  completedIn = false;
+  /** Set once the handler returned or threw: only its settlement is left. */
+  handlerDone = false;
+  #clock: Clock;
+  #controller: AbortController | undefined;
+
+  constructor(job: JobRow, parent: Logger, clock: Clock, startedAt: number) {
+    this.job = job;
+    this.log = new JobLogger(parent, job);
+    this.#clock = clock;
+    this.startedAt = startedAt;
+  }
+
+  get signal(): AbortSignal {
+    return (this.#controller ??= new AbortController()).signal;
+  }
+
+  /** Aborts the handler's signal (lease lost, shutdown). */
+  abort(reason: Error): void {
+    (this.#controller ??= new AbortController()).abort(reason);
+  }
+
+  // Arrow properties, not methods: a handler may pass them on detached.
+  completeIn = async (trx: Executor): Promise<boolean> => {
+    this.completedIn = await complete(trx, this.job, this.#clock.now());
+    return this.completedIn;
+  };
+
+  markCompleted = (done: boolean): void => {
+    this.completedIn = done;
+  };
 }

@@ -1,7 +1,8 @@
 /** The durable job table: enqueue in the caller's transaction (queue_enqueue.ts), claim with one statement, settle under a lease token (queue_settle.ts); both re-exported here. */
 import { CompiledQuery, sql } from "kysely";
-import type { Db, Executor, JobsTable } from "../db/schema.ts";
+import type { Db, Executor } from "../db/schema.ts";
 import { fromJson } from "../db/json.ts";
+import { ROWS_AS_ARRAYS } from "../db/row_shape.ts";
 import { addMs, toDbTime } from "../db/time.ts";
 import { newId } from "../ids.ts";
 import {
@@ -47,34 +48,38 @@ export {
   type ReleaseOptions,
 } from "./queue_settle.ts";
 
-function toJobRow(
-  r: Pick<
-    JobsTable,
-    | "id"
-    | "kind"
-    | "priority"
-    | "payload"
-    | "attempt"
-    | "max_attempts"
-    | "run_at"
-    | "lease_token"
-    | "unique_key"
-    | "group_key"
-    | "errors"
-  >,
-): JobRow {
+/** What a claimer reads of its jobs, in this order (toJobRow). */
+const CLAIMED = [
+  "rowid",
+  "id",
+  "kind",
+  "priority",
+  "payload",
+  "attempt",
+  "max_attempts",
+  "run_at",
+  "lease_token",
+  "unique_key",
+  "group_key",
+  "errors",
+] as const;
+
+/** A claimed row: its values in CLAIMED order (embedded SQLite) or by name (libSQL). */
+function toJobRow(r: unknown[] | Record<string, unknown>): JobRow {
+  const a = Array.isArray(r) ? r : CLAIMED.map((c) => r[c]);
   return {
-    id: r.id,
-    kind: r.kind,
-    priority: r.priority,
-    payload: fromJson<unknown>(r.payload, null),
-    attempt: r.attempt,
-    maxAttempts: r.max_attempts,
-    runAt: r.run_at,
-    leaseToken: r.lease_token ?? "",
-    uniqueKey: r.unique_key,
-    groupKey: r.group_key,
-    errors: fromJson<JobError[]>(r.errors, []),
+    id: a[1] as string,
+    kind: a[2] as string,
+    priority: a[3] as number,
+    payload: fromJson<unknown>(a[4] as string, null),
+    attempt: a[5] as number,
+    maxAttempts: a[6] as number,
+    runAt: a[7] as string,
+    leaseToken: (a[8] as string | null) ?? "",
+    uniqueKey: a[9] as string | null,
+    groupKey: a[10] as string | null,
+    errors: fromJson<JobError[]>(a[11] as string, []),
+    rowid: a[0] as number,
   };
 }
 
@@ -216,10 +221,6 @@ async function claimGrouped(
   return jobs;
 }
 
-/** What a claimer reads of its jobs (toJobRow). */
-const CLAIMED_COLUMNS =
-  "id, kind, priority, payload, attempt, max_attempts, run_at, lease_token, unique_key, group_key, errors";
-
 /** An integer written into the SQL text. */
 function int(n: number): number {
   return Math.trunc(Number(n));
@@ -280,11 +281,13 @@ async function claimWhere(
   // SQLite's single writer (or sqld's) serialises two claimers and the second sees `running`.**
   // The state list is written as literals so the planner can use the partial jobs_claim_idx.
   // The picked rows go by rowid, which the index entries carry: no second
-  // search of the primary key index per job (a rowid is only kept within this statement).
+  // search of the primary key index per job. The rowid returned is a hint for
+  // settling (see queue_settle.ts), checked there against the id.
   // **From here the claimer MUST end every returned job with complete(), fail() or release();
   // if it dies first, the lease expires and rescueExpiredLeases() hands the job back.**
-  const { rows } = await db.executeQuery<JobsTable>(CompiledQuery.raw(
-    `update jobs
+  const { rows } = await db.executeQuery<unknown[] | Record<string, unknown>>(
+    CompiledQuery.raw(
+      `${ROWS_AS_ARRAYS}update jobs
     set state = 'running',
         attempt = attempt + 1,
         locked_by = ?,
@@ -292,14 +295,15 @@ async function claimWhere(
         lease_token = lower(hex(randomblob(16))),
         updated_at = ?
     where rowid in (${picked.text})
-    returning ${CLAIMED_COLUMNS}`,
-    [
-      opts.workerId,
-      toDbTime(addMs(opts.now, opts.leaseMs)),
-      now,
-      ...picked.params,
-    ],
-  ));
+    returning ${CLAIMED.join(", ")}`,
+      [
+        opts.workerId,
+        toDbTime(addMs(opts.now, opts.leaseMs)),
+        now,
+        ...picked.params,
+      ],
+    ),
+  );
   return rows.map(toJobRow);
 }
 

@@ -23,15 +23,25 @@ export function clip(error: string): string {
  * job whose lease was lost (expired and rescued, or released) is left as it
  * is and missing from the answer while the others settle. The SQL is written
  * once, not compiled per call, since the worker pool runs it for every job.
+ *
+ * A claimed job carries its rowid (JobRow.rowid): the row is found by it
+ * directly, the id and token still checked on the row, instead of by a
+ * search of the id index (raw node:sqlite, claim + complete of 16 jobs a
+ * statement: about a quarter less CPU per job). A lease without one is
+ * found by its id; a rowid that no longer holds the job (a VACUUM may
+ * renumber rows) is tried again by id (see settleRows).
  */
 const SETTLE_FROM = (columns: string) =>
   `from (select ${columns} from json_each(?)) as s
-    where jobs.id = s.id and jobs.lease_token = s.token and jobs.state = 'running'`;
+    where jobs.rowid = coalesce(s.rid, (select j.rowid from jobs j where j.id = s.id))
+      and jobs.id = s.id and jobs.lease_token = s.token and jobs.state = 'running'`;
 
 const COMPLETE_SQL = `update jobs
     set state = 'completed', finalized_at = ?, locked_until = null,
         lease_token = null, updated_at = ?
-    ${SETTLE_FROM("value ->> 0 as id, value ->> 1 as token")}
+    ${
+  SETTLE_FROM("value ->> 0 as id, value ->> 1 as token, value ->> 2 as rid")
+}
     returning jobs.id`;
 
 // A failure is final when it is permanent or the attempt was the last (LAST_ATTEMPT).
@@ -47,7 +57,8 @@ const FAIL_SQL = `update jobs
         updated_at = ?1
     ${
   SETTLE_FROM(`value ->> 0 as id, value ->> 1 as token, value ->> 2 as error,
-      value ->> 3 as permanent, value ->> 4 as retry_at`).replace("?", "?2")
+      value ->> 3 as permanent, value ->> 4 as retry_at, value ->> 5 as rid`)
+    .replace("?", "?2")
 }
     returning jobs.id, jobs.state`;
 
@@ -63,18 +74,37 @@ const RELEASE_SQL = `update jobs
         updated_at = ?1
     ${
   SETTLE_FROM(
-    "value ->> 0 as id, value ->> 1 as token, value ->> 2 as run_at, value ->> 3 as note",
+    `value ->> 0 as id, value ->> 1 as token, value ->> 2 as run_at,
+      value ->> 3 as note, value ->> 4 as rid`,
   ).replace("?", "?2")
 }
     returning jobs.id`;
 
-async function settleRows<R>(
+/**
+ * Runs a settle statement whose last parameter is the JSON list of `items`
+ * (`entry` gives one's values, its rowid hint last). Items whose hint missed
+ * are tried once more by id: one that settles then was moved, not lost.
+ */
+async function settleRows<T, R extends { id: string }>(
   db: Executor,
   text: string,
   params: unknown[],
+  items: readonly T[],
+  entry: (item: T) => [JobLease, ...unknown[]],
 ): Promise<R[]> {
-  const r = await db.executeQuery<R>(CompiledQuery.raw(text, params));
-  return r.rows;
+  const run = async (list: unknown[][]) =>
+    (await db.executeQuery<R>(
+      CompiledQuery.raw(text, [...params, JSON.stringify(list)]),
+    )).rows;
+  const entries = items.map(entry);
+  const rows = await run(entries.map(([j, ...v]) => [...v, j.rowid ?? null]));
+  if (rows.length === entries.length) return rows;
+  const found = new Set(rows.map((r) => r.id));
+  const missed = entries.filter(([j]) =>
+    j.rowid !== undefined && !found.has(j.id)
+  );
+  if (missed.length === 0) return rows;
+  return rows.concat(await run(missed.map(([, ...v]) => [...v, null])));
 }
 
 /** Marks jobs completed in one statement; returns the ids completed (a job without its lease is left out). */
@@ -85,12 +115,13 @@ export async function completeMany(
 ): Promise<Set<string>> {
   if (jobs.length === 0) return new Set();
   const at = toDbTime(now);
-  const list = JSON.stringify(jobs.map((j) => [j.id, j.leaseToken]));
-  const rows = await settleRows<{ id: string }>(db, COMPLETE_SQL, [
-    at,
-    at,
-    list,
-  ]);
+  const rows = await settleRows<JobLease, { id: string }>(
+    db,
+    COMPLETE_SQL,
+    [at, at],
+    jobs,
+    (j) => [j, j.id, j.leaseToken],
+  );
   return new Set(rows.map((r) => r.id));
 }
 
@@ -135,17 +166,19 @@ export async function failMany(
     failures.map((f) => [f.job.id, "lost"]),
   );
   if (failures.length === 0) return out;
-  const list = JSON.stringify(failures.map((f) => [
-    f.job.id,
-    f.job.leaseToken,
-    clip(f.error),
-    f.retryable ? 0 : 1,
-    toDbTime(f.retryAt ?? addMs(now, backoffMs(f.job.attempt))),
-  ]));
-  const rows = await settleRows<{ id: string; state: FailOutcome }>(
+  const rows = await settleRows<Failure, { id: string; state: FailOutcome }>(
     db,
     FAIL_SQL,
-    [toDbTime(now), list],
+    [toDbTime(now)],
+    failures,
+    (f) => [
+      f.job,
+      f.job.id,
+      f.job.leaseToken,
+      clip(f.error),
+      f.retryable ? 0 : 1,
+      toDbTime(f.retryAt ?? addMs(now, backoffMs(f.job.attempt))),
+    ],
   );
   for (const r of rows) out.set(r.id, r.state);
   return out;
@@ -187,16 +220,19 @@ export async function releaseMany(
   now: Date,
 ): Promise<Set<string>> {
   if (releases.length === 0) return new Set();
-  const list = JSON.stringify(releases.map((r) => [
-    r.job.id,
-    r.job.leaseToken,
-    toDbTime(r.runAt),
-    r.note === undefined ? null : clip(r.note),
-  ]));
-  const rows = await settleRows<{ id: string }>(db, RELEASE_SQL, [
-    toDbTime(now),
-    list,
-  ]);
+  const rows = await settleRows<Release, { id: string }>(
+    db,
+    RELEASE_SQL,
+    [toDbTime(now)],
+    releases,
+    (r) => [
+      r.job,
+      r.job.id,
+      r.job.leaseToken,
+      toDbTime(r.runAt),
+      r.note === undefined ? null : clip(r.note),
+    ],
+  );
   return new Set(rows.map((r) => r.id));
 }
 
@@ -215,7 +251,10 @@ export async function release(
 }
 
 const EXTEND_SQL = `update jobs set locked_until = ?1, updated_at = ?2
-    ${SETTLE_FROM("value ->> 0 as id, value ->> 1 as token").replace("?", "?3")}
+    ${
+  SETTLE_FROM("value ->> 0 as id, value ->> 1 as token, value ->> 2 as rid")
+    .replace("?", "?3")
+}
     returning jobs.id`;
 
 /**
@@ -228,12 +267,13 @@ export async function extendLeases(
   opts: { until: Date; now: Date },
 ): Promise<Set<string>> {
   if (jobs.length === 0) return new Set();
-  const list = JSON.stringify(jobs.map((j) => [j.id, j.leaseToken]));
-  const rows = await settleRows<{ id: string }>(db, EXTEND_SQL, [
-    toDbTime(opts.until),
-    toDbTime(opts.now),
-    list,
-  ]);
+  const rows = await settleRows<JobLease, { id: string }>(
+    db,
+    EXTEND_SQL,
+    [toDbTime(opts.until), toDbTime(opts.now)],
+    jobs,
+    (j) => [j, j.id, j.leaseToken],
+  );
   return new Set(rows.map((r) => r.id));
 }
 

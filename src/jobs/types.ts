@@ -59,12 +59,20 @@ export interface JobRow {
   uniqueKey: string | null;
   groupKey: string | null;
   errors: JobError[];
+  /**
+   * Where the claim found the row (SQLite's rowid): settling goes to it
+   * directly instead of searching the id index, the id still checked.
+   */
+  rowid?: number;
 }
 
-/** What complete() and release() need to prove ownership. */
-export type JobLease = Pick<JobRow, "id" | "leaseToken">;
+/** What complete() and release() need to prove ownership (and the rowid hint, when claimed). */
+export type JobLease = Pick<JobRow, "id" | "leaseToken" | "rowid">;
 
 /** What fail() needs: ownership plus the attempt number for the backoff. */
-export type ClaimedJob = Pick<JobRow, "id" | "leaseToken" | "attempt">;
+export type ClaimedJob = Pick<
+  JobRow,
+  "id" | "leaseToken" | "attempt" | "rowid"
+>;
 
 export type FailOutcome = "retryable" | "discarded" | "lost";

@@ -16,10 +16,9 @@ import type { Logger } from "../log.ts";
 import type { Db } from "../db/schema.ts";
 import { addMs } from "../db/time.ts";
 import { GroupCap } from "./queue_groups.ts";
-import { type JobContext, type JobHandler, JobLogger } from "./job_context.ts";
+import { type JobContext, type JobHandler, JobRun } from "./job_context.ts";
 import {
   claim,
-  complete,
   extendLeases,
   type JobRow,
   PRIORITY,
@@ -65,21 +64,6 @@ export interface WorkerPoolOptions {
   lanes?: readonly number[];
 }
 
-interface Running {
-  job: JobRow;
-  /** Clock time the handler started (ms). */
-  startedAt: number;
-  controller: AbortController;
-  done: Promise<void>;
-  /** Set once drain() gave the job back: the pool must not settle it again. */
-  released: boolean;
-  /** Set once the handler completed the job in its own transaction. */
-  completedIn: boolean;
-  /** Set once the handler returned or threw: only its settlement is left. */
-  handlerDone: boolean;
-  log: Logger;
-}
-
 const MAX_ERROR_BACKOFF_MS = 5_000;
 /** runOnce() stops here even if handlers keep re-queueing themselves. */
 const RUN_ONCE_LIMIT = 10_000;
@@ -101,7 +85,7 @@ export class WorkerPool {
   #nextRescueAt = 0;
   /** The last claim came back full: the next one skips the probe for a due job. */
   #lastFull = false;
-  #running = new Map<string, Running>();
+  #running = new Map<string, JobRun>();
   /** The pool's heartbeat timer, armed while jobs run (see #armHeartbeat). */
   #heartbeat: ReturnType<typeof setTimeout> | undefined;
   /** The heartbeat's write in flight. */
@@ -190,9 +174,13 @@ export class WorkerPool {
       ),
     ]);
     clearTimeout(timer);
-    if (finished) return true;
+    if (finished) {
+      clearTimeout(this.#heartbeat);
+      this.#heartbeat = undefined;
+      return true;
+    }
     const now = this.#clock.now();
-    const given: Running[] = [];
+    const given: JobRun[] = [];
     // A job whose handler already ran is only waiting for its settlement
     // (retried while the database struggles): giving it back would run its
     // work, a send included, a second time. Wait for that settlement instead.
@@ -204,7 +192,7 @@ export class WorkerPool {
         continue;
       }
       entry.released = true;
-      entry.controller.abort(new Error("Worker pool is shutting down"));
+      entry.abort(new Error("Worker pool is shutting down"));
       given.push(entry);
     }
     // Nothing left to keep alive: the released handlers are aborted.
@@ -357,26 +345,25 @@ export class WorkerPool {
   }
 
   #start(job: JobRow): Promise<void> {
-    const entry: Running = {
+    const entry = new JobRun(
       job,
-      controller: new AbortController(),
-      startedAt: this.#clock.now().getTime(),
-      done: Promise.resolve(),
-      released: false,
-      handlerDone: false,
-      completedIn: false,
-      log: new JobLogger(this.#log, job),
-    };
+      this.#log,
+      this.#clock,
+      this.#groups ? this.#clock.now().getTime() : 0,
+    );
     this.#running.set(job.leaseToken, entry);
     this.#armHeartbeat();
     entry.done = this.#execute(entry).finally(() => {
       this.#running.delete(job.leaseToken);
-      if (this.#running.size === 0) {
+      // A running pool keeps its heartbeat armed between batches (re-arming
+      // it for each would cost a timer per claim); a beat that finds no job
+      // lets it lapse, and drain() clears it.
+      if (this.#running.size === 0 && !this.#loop) {
         clearTimeout(this.#heartbeat);
         this.#heartbeat = undefined;
       }
-      if (job.groupKey !== null) {
-        this.#groups?.finished(
+      if (job.groupKey !== null && this.#groups) {
+        this.#groups.finished(
           job.groupKey,
           this.#clock.now().getTime() - entry.startedAt,
         );
@@ -393,7 +380,7 @@ export class WorkerPool {
    * by the Settler), whatever the handler throws.** The handler runs inside try/catch and settling retries on database
    * errors; if the database stays down, the lease expires and rescueExpiredLeases() hands the job back.
    */
-  async #execute(entry: Running): Promise<void> {
+  async #execute(entry: JobRun): Promise<void> {
     const { job, log } = entry;
     let outcome: Outcome;
     try {
@@ -401,19 +388,7 @@ export class WorkerPool {
         ? this.#handlers[job.kind]
         : undefined;
       if (handler) {
-        await handler(job.payload, {
-          job,
-          signal: entry.controller.signal,
-          log,
-          completeIn: async (trx) => {
-            const done = await complete(trx, job, this.#clock.now());
-            entry.completedIn = done;
-            return done;
-          },
-          markCompleted: (done) => {
-            entry.completedIn = done;
-          },
-        });
+        await handler(job.payload, entry);
         outcome = { type: "complete" };
       } else {
         outcome = {
@@ -441,7 +416,7 @@ export class WorkerPool {
 
   /**
    * One heartbeat for the whole pool: leaseMs/2 after the first job starts,
-   * and again after each beat while jobs run, the leases of every job whose
+   * and again after each beat while jobs run (or ran since the last beat), the leases of every job whose
    * handler still runs are extended by leaseMs in one statement. A job starts
    * with a full lease, so it is extended before that runs out.
    */
@@ -476,7 +451,7 @@ export class WorkerPool {
       for (const e of beating) {
         if (kept.has(e.job.id) || e.handlerDone || e.released) continue;
         e.log.warn("Job lease was lost while running");
-        e.controller.abort(new Error("Job lease was lost"));
+        e.abort(new Error("Job lease was lost"));
       }
     } catch (err) {
       this.#log.warn("Cannot extend job leases", { err, jobs: beating.length });

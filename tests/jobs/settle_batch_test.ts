@@ -144,6 +144,48 @@ engineTest(
   },
 );
 
+engineTest(
+  "settling finds a job by the rowid its claim returned, checks its id there, and falls back to the id when the rowid no longer holds it",
+  async (h) => {
+    const db = h.container.db;
+    const jobs = await claimed(h, 4);
+    assert.ok(jobs.every((j) => typeof j.rowid === "number"));
+    const [a, b, c, d] = jobs as [JobRow, JobRow, JobRow, JobRow];
+    // A hint that points at another running job (rows renumbered by a VACUUM) settles neither by mistake.
+    const done = await completeMany(
+      db,
+      [{ ...a, rowid: b.rowid }],
+      h.clock.now(),
+    );
+    assert.deepEqual([...done], [a.id]);
+    assert.deepEqual((await rows(h, [a, b])).map((r) => r.state), [
+      "completed",
+      "running",
+    ]);
+    // A hint that points at no row, and a lease without one.
+    const rest = await failMany(db, [
+      { job: { ...b, rowid: 1e9 }, error: "moved", retryable: true },
+      { job: { ...c, rowid: undefined }, error: "no hint", retryable: true },
+    ], h.clock.now());
+    assert.deepEqual([rest.get(b.id), rest.get(c.id)], [
+      "retryable",
+      "retryable",
+    ]);
+    // A wrong hint for a job whose lease was lost stays lost.
+    await loseLease(h, d);
+    const lost = await releaseMany(db, [
+      { job: { ...d, rowid: a.rowid }, runAt: h.clock.now() },
+    ], h.clock.now());
+    assert.equal(lost.size, 0);
+    assert.deepEqual((await rows(h, jobs)).map((r) => r.state), [
+      "completed",
+      "retryable",
+      "retryable",
+      "retryable",
+    ]);
+  },
+);
+
 /**
  * A second connection to the harness's SQLite file that counts the settling
  * statements run through it (Kysely's query log sees transactions too).

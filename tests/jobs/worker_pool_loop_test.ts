@@ -65,6 +65,15 @@ async function row(db: Db, id: string) {
     .executeTakeFirstOrThrow();
 }
 
+/** Moves the clock on and waits for the heartbeat to extend job `id`'s lease (leaseMs 100) from then. */
+async function heartbeat(db: Db, clock: ManualClock, id: string) {
+  clock.advance(10_000);
+  const extended = addMs(clock.now(), 100).toISOString();
+  await waitFor(async () => (await row(db, id)).locked_until === extended, {
+    what: "the heartbeat",
+  });
+}
+
 async function completed(db: Db): Promise<number> {
   return (await countByState(db)).completed!;
 }
@@ -245,16 +254,39 @@ engineTest("a long job's lease is extended while it runs", async (h) => {
   const id = await add(db, h, { kind: "t.long" });
   p.start();
   await waitFor(() => p.stats().running === 1, { what: "the job to start" });
-  clock.advance(10_000);
-  const extended = addMs(clock.now(), 100).toISOString();
-  await waitFor(async () => (await row(db, id)).locked_until === extended, {
-    what: "the heartbeat",
-  });
+  await heartbeat(db, clock, id);
   assert.equal(await rescueExpiredLeases(db, clock.now()), 0);
   finish();
   await waitFor(async () => await completed(db) === 1, { what: "the job" });
   assert.equal(await p.drain(1_000), true);
 });
+
+engineTest(
+  "a long job that starts after the pool emptied and its heartbeat lapsed is beaten too",
+  async (h) => {
+    const db = h.container.db;
+    const clock = h.clock as ManualClock;
+    let finish!: () => void;
+    const p = pool(h, {
+      "t.quick": () => Promise.resolve(),
+      "t.long": () => new Promise<void>((resolve) => finish = resolve),
+    }, { leaseMs: 100, concurrency: 1 }); // full while the long job runs: no claim, no rescue
+    p.start();
+    await add(db, h, { kind: "t.quick" });
+    p.notify();
+    await waitFor(async () => await completed(db) === 1, { what: "a batch" });
+    // Past leaseMs/2 of real time: the heartbeat armed by the first job has
+    // fired with nothing to beat and lapsed; the next job must arm it again.
+    await new Promise((resolve) => setTimeout(resolve, 120));
+    const id = await add(db, h, { kind: "t.long" });
+    p.notify();
+    await waitFor(() => p.stats().running === 1, { what: "the long job" });
+    await heartbeat(db, clock, id);
+    finish();
+    await waitFor(async () => await completed(db) === 2, { what: "the job" });
+    assert.equal(await p.drain(1_000), true);
+  },
+);
 
 engineTest(
   "one heartbeat extends every running job's lease and aborts only the handler whose lease was lost",
