@@ -3,8 +3,7 @@
  * synthetic data of a test delivery. Pure functions: the same inputs give the
  * same bytes, which the signature test vector and replays rely on.
  */
-import { createHash, createHmac, timingSafeEqual } from "node:crypto";
-import { randomBase62 } from "../../crypto.ts";
+import { nodeCrypto, randomBase62 } from "../../crypto.ts";
 import { idTime } from "../../ids.ts";
 
 const encoder = new TextEncoder();
@@ -40,7 +39,8 @@ export function newWebhookSecret(): string {
 }
 
 function hmacHex(secret: string, timestamp: number, body: string): string {
-  return createHmac("sha256", secret).update(`${timestamp}.`).update(body)
+  return nodeCrypto().createHmac("sha256", secret).update(`${timestamp}.`)
+    .update(body)
     .digest("hex");
 }
 
@@ -75,13 +75,14 @@ export function verifySignature(
   return parts.some(([k, v]) => {
     if (k !== "v1" || !v) return false;
     const given = encoder.encode(v);
-    return given.length === expected.length && timingSafeEqual(given, expected);
+    return given.length === expected.length &&
+      nodeCrypto().timingSafeEqual(given, expected);
   });
 }
 
 /** SHA-256 hex of the event data text: the only trace of a payload the delivery log keeps. */
 export function payloadHash(dataText: string): string {
-  return createHash("sha256").update(dataText).digest("hex");
+  return nodeCrypto().createHash("sha256").update(dataText).digest("hex");
 }
 
 const ZERO_ID = "00000000-0000-7000-8000-000000000000";
