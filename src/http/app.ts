@@ -154,21 +154,30 @@ export function createApp(
       openApiDocument([...await apiGroups.all(), ...extensions.api ?? []]),
     );
   });
+  const lazy = {
+    onError: handleError,
+    notFound,
+    setup(sub: Hono<AppEnv>) {
+      sub.use("*", async (c, next) => {
+        c.header("X-Request-Id", c.var.requestId);
+        await next();
+      });
+      guard(sub, container);
+    },
+  };
+  // Before guard: a group's sub-app runs its own (see lazy_routes.ts).
+  apiGroups.mount(api, "/api/v2", lazy);
   guard(api, container);
-  apiGroups.mount(api, "/api/v2", { onError: handleError, notFound });
   for (const group of extensions.api ?? []) api.route("/", group);
 
   app.route("/api/v2", api);
   const panel = new Hono<AppEnv>();
-  guard(panel, container);
   new LazyGroups(container, PANEL_GROUPS, beforeRoutes).mount(
     panel,
     "/api/v1",
-    {
-      onError: handleError,
-      notFound,
-    },
+    lazy,
   );
+  guard(panel, container);
   app.route("/api/v1", panel);
   return app;
 }

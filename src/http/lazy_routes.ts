@@ -5,7 +5,7 @@
  * (`/contacts/*`) on the router with one small handler; the first request
  * under a prefix imports the modules, builds the groups sharing that prefix
  * into a sub-app once, and every request under it is answered by that sub-app
- * with the variables the router's middleware set (request id, log, principal).
+ * with the variables the router's middleware set before (request id, log).
  */
 import { type Context, Hono } from "hono";
 import { routePath } from "hono/route";
@@ -21,9 +21,16 @@ export interface LazyGroup {
   load(): Promise<RouteGroup>;
 }
 
-interface Handlers {
+interface SubApp {
   onError(err: Error, c: Context<AppEnv>): Response | Promise<Response>;
   notFound(c: Context<AppEnv>): Response | Promise<Response>;
+  /**
+   * Adds the middleware the router would have run before the routes (and the
+   * response headers its own middleware set): a prefix's handler answers
+   * without calling the router's later middleware, so the sub-app's response
+   * is the whole response.
+   */
+  setup(sub: Hono<AppEnv>): void;
 }
 
 /** The router's context of a request a sub-app is answering. */
@@ -68,20 +75,17 @@ export class LazyGroups {
    * given, so a path sees the same routes, in the same order, as when every
    * group was mounted on the router itself.
    */
-  mount(router: Hono<AppEnv>, basePath: string, handlers: Handlers): void {
+  mount(router: Hono<AppEnv>, basePath: string, options: SubApp): void {
     for (const section of sections(this.#groups)) {
       let sub: Promise<Hono<AppEnv>> | undefined;
       const answer = async (c: Context<AppEnv>) => {
-        sub ??= this.#subApp(section, basePath, handlers).catch((err) => {
+        sub ??= this.#subApp(section, basePath, options).catch((err) => {
           sub = undefined;
           throw err;
         });
         const app = await sub;
         outerContext.set(c.req.raw, c);
-        const res = await app.fetch(c.req.raw, c.env);
-        // Over the headers the router's middleware set (X-Request-Id, the
-        // rate limit), as a route's c.json would have been.
-        return c.newResponse(res.body, res);
+        return await app.fetch(c.req.raw, c.env);
       };
       // `/contacts/*` matches `/contacts` too.
       for (const prefix of new Set(section.flatMap((g) => g.prefixes))) {
@@ -105,7 +109,7 @@ export class LazyGroups {
   async #subApp(
     section: LazyGroup[],
     basePath: string,
-    handlers: Handlers,
+    options: SubApp,
   ): Promise<Hono<AppEnv>> {
     const groups = await Promise.all(section.map((g) => this.#build(g)));
     const sub = new Hono<AppEnv>();
@@ -117,8 +121,9 @@ export class LazyGroups {
       await next();
       matchedPattern.set(outer, routePath(c, -1));
     });
-    sub.onError(handlers.onError);
-    sub.notFound(handlers.notFound);
+    options.setup(sub);
+    sub.onError(options.onError);
+    sub.notFound(options.notFound);
     for (const group of groups) sub.route(basePath || "/", group);
     return sub;
   }
