@@ -78,14 +78,17 @@ export class LazyGroups {
   mount(router: Hono<AppEnv>, basePath: string, options: SubApp): void {
     for (const section of sections(this.#groups)) {
       let sub: Promise<Hono<AppEnv>> | undefined;
+      let built: Hono<AppEnv> | undefined;
       const answer = async (c: Context<AppEnv>) => {
-        sub ??= this.#subApp(section, basePath, options).catch((err) => {
-          sub = undefined;
-          throw err;
-        });
-        const app = await sub;
+        if (!built) {
+          sub ??= this.#subApp(section, basePath, options).catch((err) => {
+            sub = undefined;
+            throw err;
+          });
+          built = await sub;
+        }
         outerContext.set(c.req.raw, c);
-        return await app.fetch(c.req.raw, c.env);
+        return await built.fetch(c.req.raw, c.env);
       };
       // `/contacts/*` matches `/contacts` too.
       for (const prefix of new Set(section.flatMap((g) => g.prefixes))) {
@@ -115,9 +118,10 @@ export class LazyGroups {
     const sub = new Hono<AppEnv>();
     sub.use("*", async (c, next) => {
       const outer = outerContext.get(c.req.raw)!;
-      for (const [key, value] of Object.entries(outer.var)) {
-        c.set(key as keyof AppEnv["Variables"], value as never);
-      }
+      // What the router's middleware set before this handler (the principal
+      // comes from the sub-app's own guard).
+      c.set("requestId", outer.get("requestId"));
+      c.set("log", outer.get("log"));
       await next();
       matchedPattern.set(outer, routePath(c, -1));
     });
