@@ -42,6 +42,8 @@ export interface RequestOptions {
   rawBody?: string;
   key?: string | null;
   headers?: Record<string, string>;
+  /** Sent to this app (e.g. another createApp over the harness's container) instead. */
+  app?: Harness["app"];
 }
 
 export interface Harness extends AsyncDisposable {
@@ -154,7 +156,9 @@ export async function createHarness(
       }
     }
     const url = path.startsWith("http") ? path : `http://localhost${path}`;
-    const res = await app.fetch(new Request(url, { method, headers, body }));
+    const res = await (opts.app ?? app).fetch(
+      new Request(url, { method, headers, body }),
+    );
     const text = await res.text();
     let parsed: unknown = text;
     try {

@@ -1,4 +1,4 @@
-import { Hono } from "hono";
+import { type Context, Hono } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import { routePath } from "hono/route";
 import type { OpenAPIHono } from "@hono/zod-openapi";
@@ -8,30 +8,95 @@ import { newId } from "../ids.ts";
 import { authenticate } from "../domain/accounts/account_service.ts";
 import type { AppEnv } from "./env.ts";
 import { errorBody, handleError } from "./errors.ts";
-import { newRouter } from "./openapi.ts";
+import { LazyGroups, lazyRoutePath } from "./lazy_routes.ts";
 import { authentication } from "./auth.ts";
 import { rateLimit } from "./rate_limit.ts";
 import { healthRoutes } from "./routes/health.ts";
 import { docsRoutes } from "./routes/docs.ts";
-import { accountRoutes } from "./routes/account.ts";
-import { channelRoutes } from "./routes/channels.ts";
-import { contactRoutes } from "./routes/contacts.ts";
-import { templateRoutes } from "./routes/templates.ts";
-import { conversationRoutes } from "./routes/conversations.ts";
-import { conversationActionRoutes } from "./routes/conversation_actions.ts";
-import { messageRoutes } from "./routes/messages.ts";
-import { mediaDownloadRoutes, mediaRoutes } from "./routes/media.ts";
+import { mediaDownloadRoutes } from "./routes/media_download.ts";
 import { metaWebhookRoutes } from "./routes/meta_webhook.ts";
-import { webhookRoutes } from "./routes/webhooks.ts";
-import { eventRoutes } from "./routes/events.ts";
-import { socialRoutes } from "./routes/social.ts";
 import { metricsRoutes } from "./routes/metrics.ts";
-import { panelWebhookRoutes } from "./routes/panel_webhooks.ts";
-import { panelConversationRoutes } from "./routes/panel_conversations.ts";
 
 const JSON_CONTENT_TYPE_REGEXP = /^application\/(?:[\w.+-]+\+)?json\b/i;
 
-/** Extra route groups mounted at the top level and under /api/v2 (the messaging engine adds its own). */
+/**
+ * Evaluated before any route module: in the bundle, a chunk that takes only
+ * `z` from @hono/zod-openapi can run before that package's body adds
+ * `.openapi()` to zod; openapi.ts needs the body, so importing it runs it.
+ */
+const beforeRoutes = () => import("./openapi.ts");
+
+/**
+ * The /api/v2 route groups, in the order the OpenAPI document lists them,
+ * each with the first path segments of its routes; imported on first use
+ * (see lazy_routes.ts).
+ */
+const API_GROUPS = [
+  {
+    prefixes: ["/account"],
+    load: async () => (await import("./routes/account.ts")).accountRoutes,
+  },
+  {
+    prefixes: ["/channels"],
+    load: async () => (await import("./routes/channels.ts")).channelRoutes,
+  },
+  {
+    prefixes: ["/contacts"],
+    load: async () => (await import("./routes/contacts.ts")).contactRoutes,
+  },
+  {
+    prefixes: ["/templates"],
+    load: async () => (await import("./routes/templates.ts")).templateRoutes,
+  },
+  {
+    prefixes: ["/contacts", "/conversations"],
+    load: async () =>
+      (await import("./routes/conversations.ts")).conversationRoutes,
+  },
+  {
+    prefixes: ["/conversations"],
+    load: async () =>
+      (await import("./routes/conversation_actions.ts"))
+        .conversationActionRoutes,
+  },
+  {
+    prefixes: ["/messages"],
+    load: async () => (await import("./routes/messages.ts")).messageRoutes,
+  },
+  {
+    prefixes: ["/media"],
+    load: async () => (await import("./routes/media.ts")).mediaRoutes,
+  },
+  {
+    prefixes: ["/webhooks"],
+    load: async () => (await import("./routes/webhooks.ts")).webhookRoutes,
+  },
+  {
+    prefixes: ["/events"],
+    load: async () => (await import("./routes/events.ts")).eventRoutes,
+  },
+  {
+    prefixes: ["/social"],
+    load: async () => (await import("./routes/social.ts")).socialRoutes,
+  },
+];
+
+/** The /api/v1 panel aliases (plain Hono, outside the document). */
+const PANEL_GROUPS = [
+  {
+    prefixes: ["/webhook-subscriptions"],
+    load: async () =>
+      (await import("./routes/panel_webhooks.ts")).panelWebhookRoutes,
+  },
+  {
+    prefixes: ["/conversations"],
+    load: async () =>
+      (await import("./routes/panel_conversations.ts"))
+        .panelConversationRoutes,
+  },
+];
+
+/** Extra route groups mounted at the top level and under /api/v2 (the messaging engine adds its own; their paths must not start with a lazy group's prefix). */
 export interface AppExtensions {
   root?: Hono<AppEnv>[];
   api?: OpenAPIHono<AppEnv>[];
@@ -53,7 +118,7 @@ export function createApp(
     await next();
     const ms = performance.now() - started;
     // The route pattern, not the path, keeps the label set small.
-    const pattern = routePath(c, -1);
+    const pattern = lazyRoutePath(c) ?? routePath(c, -1);
     const route = pattern.includes("*") ? "unmatched" : pattern;
     container.metrics.httpRequests.inc({
       method: c.req.method,
@@ -72,16 +137,7 @@ export function createApp(
     });
   });
   app.onError(handleError);
-  app.notFound((c) =>
-    c.json(
-      errorBody(
-        c,
-        "NOT_FOUND",
-        `Cannot find route ${c.req.method} ${c.req.path}`,
-      ),
-      404,
-    )
-  );
+  app.notFound(notFound);
 
   app.route("/", healthRoutes(container));
   app.route("/", docsRoutes());
@@ -90,43 +146,51 @@ export function createApp(
   app.route("/", metricsRoutes(container));
   for (const group of extensions.root ?? []) app.route("/", group);
 
-  const api = newRouter();
-  api.openAPIRegistry.registerComponent("securitySchemes", "bearerAuth", {
-    type: "http",
-    scheme: "bearer",
-    description: "API key (`bmk_...`) or agent user token (`bmu_...`)",
+  const apiGroups = new LazyGroups(container, API_GROUPS, beforeRoutes);
+  const api = new Hono<AppEnv>();
+  api.get("/openapi.json", async (c) => {
+    const { openApiDocument } = await import("./openapi_document.ts");
+    return c.json(
+      openApiDocument([...await apiGroups.all(), ...extensions.api ?? []]),
+    );
   });
-  api.doc31("/openapi.json", {
-    openapi: "3.1.0",
-    info: {
-      title: "Business Messaging API",
-      version: "2.0.0",
-      description:
-        "Send and receive WhatsApp business messages; conversations, contacts, templates, channels and media.",
+  const lazy = {
+    onError: handleError,
+    notFound,
+    setup(sub: Hono<AppEnv>) {
+      sub.use("*", async (c, next) => {
+        c.header("X-Request-Id", c.var.requestId);
+        await next();
+      });
+      guard(sub, container);
     },
-    servers: [{ url: "/api/v2" }],
-  });
+  };
+  // Before guard: a group's sub-app runs its own (see lazy_routes.ts).
+  apiGroups.mount(api, "/api/v2", lazy);
   guard(api, container);
-  api.route("/", accountRoutes(container));
-  api.route("/", channelRoutes(container));
-  api.route("/", contactRoutes(container));
-  api.route("/", templateRoutes(container));
-  api.route("/", conversationRoutes(container));
-  api.route("/", conversationActionRoutes(container));
-  api.route("/", messageRoutes(container));
-  api.route("/", mediaRoutes(container));
-  api.route("/", webhookRoutes(container));
-  api.route("/", eventRoutes(container));
-  api.route("/", socialRoutes(container));
   for (const group of extensions.api ?? []) api.route("/", group);
 
   app.route("/api/v2", api);
   const panel = new Hono<AppEnv>();
+  new LazyGroups(container, PANEL_GROUPS, beforeRoutes).mount(
+    panel,
+    "/api/v1",
+    lazy,
+  );
   guard(panel, container);
-  panel.route("/", panelWebhookRoutes(container));
-  panel.route("/", panelConversationRoutes(container));
   app.route("/api/v1", panel);
   return app;
+}
+
+function notFound(c: Context<AppEnv>): Response {
+  return c.json(
+    errorBody(
+      c,
+      "NOT_FOUND",
+      `Cannot find route ${c.req.method} ${c.req.path}`,
+    ),
+    404,
+  );
 }
 
 /**

@@ -1,5 +1,6 @@
 import { Buffer } from "node:buffer";
-import { createHmac, type Hmac, timingSafeEqual } from "node:crypto";
+import type { Hmac } from "node:crypto";
+import { nodeCrypto } from "../crypto.ts";
 
 const PREFIX = "sha256=";
 const HEADER_REGEXP = /^sha256=([0-9a-f]{64})$/i;
@@ -23,7 +24,8 @@ export function escapeUnicode(json: string): string {
  * callback, and importing a WebCrypto key per body cost more than the HMAC.
  */
 export function signMetaBody(appSecret: string, rawBody: string): string {
-  return PREFIX + createHmac("sha256", appSecret).update(rawBody).digest("hex");
+  return PREFIX +
+    nodeCrypto().createHmac("sha256", appSecret).update(rawBody).digest("hex");
 }
 
 /**
@@ -41,7 +43,7 @@ export class MetaSignatureCheck {
     const hex = HEADER_REGEXP.exec(header?.trim() ?? "")?.[1];
     const ok = !!appSecret && hex !== undefined;
     this.#given = ok ? Buffer.from(hex, "hex") : null;
-    this.#hmac = ok ? createHmac("sha256", appSecret) : null;
+    this.#hmac = ok ? nodeCrypto().createHmac("sha256", appSecret) : null;
   }
 
   /** False when no body can match (no secret, header missing or not `sha256=<64 hex>`): skip reading it. */
@@ -62,7 +64,7 @@ export class MetaSignatureCheck {
   /** Whether the header is the HMAC of every byte fed; call once, after the last chunk. */
   matches(): boolean {
     if (!this.#hmac || !this.#given) return false;
-    return timingSafeEqual(this.#hmac.digest(), this.#given);
+    return nodeCrypto().timingSafeEqual(this.#hmac.digest(), this.#given);
   }
 }
 

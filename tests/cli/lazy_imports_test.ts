@@ -1,5 +1,6 @@
-// What `serve` loads: the libSQL client, the S3 client, the simulator and the
-// admin CLI only when a configuration or a command needs them. One test reads
+// What `serve` loads: the libSQL client, the S3 client, the simulator, the
+// admin CLI and the API route groups only when a configuration, a command or
+// a request needs them. One test reads
 // the static module graph (`deno info --json`), the other the modules a real
 // `serve` on a file database with media on disk evaluates (`-L debug` logs
 // every ES module V8 loads).
@@ -24,6 +25,12 @@ const LAZY: { what: string; match: (url: string) => boolean }[] = [
     match: (u) => u.endsWith("/storage/s3_blob_store.ts"),
   },
   { what: "the simulator", match: (u) => u.includes("/src/simulator/") },
+  {
+    what: "the API route groups, their schemas and the OpenAPI generator",
+    match: (u) =>
+      /\/src\/http\/(routes\/(?!(health|docs|docs_page|meta_webhook|metrics|media_download)\.ts)\w+|schemas\/\w+|openapi|openapi_document)\.ts$/
+        .test(u) || u.includes("zod-openapi"),
+  },
   {
     what: "the dev and admin CLI",
     match: (u) =>

@@ -1,9 +1,8 @@
 import type { Db } from "../../db/schema.ts";
 import type { Clock } from "../../clock.ts";
-import type { SecretBox } from "../../crypto.ts";
+import { nodeCrypto, type SecretBox } from "../../crypto.ts";
 import type { Logger } from "../../log.ts";
 import { AppError } from "../../errors.ts";
-import { createHash } from "node:crypto";
 import { addMs, toDbTime } from "../../db/time.ts";
 import type { GraphApi } from "../../upstream/graph_api.ts";
 import type { BlobStore } from "../../storage/blob_store.ts";
@@ -96,7 +95,7 @@ export async function downloadInboundMedia(
   }
   // Streamed from the upstream into the store chunk by chunk, never held whole;
   // a failed hash check throws before the store publishes anything.
-  const hash = createHash("sha256");
+  const hash = nodeCrypto().createHash("sha256");
   let sizeBytes = 0;
   let sha256 = "";
   const mimeType = info.mimeType || media.mime_type;

@@ -3,8 +3,8 @@
  * synthetic data of a test delivery. Pure functions: the same inputs give the
  * same bytes, which the signature test vector and replays rely on.
  */
-import { createHash, type Hash, timingSafeEqual } from "node:crypto";
-import { randomBase62 } from "../../crypto.ts";
+import type { Hash } from "node:crypto";
+import { nodeCrypto, randomBase62 } from "../../crypto.ts";
 import { idTime } from "../../ids.ts";
 
 const encoder = new TextEncoder();
@@ -55,7 +55,9 @@ function keyedState(secret: string): { inner: Hash; outer: Hash } {
   if (state) return state;
   let key = encoder.encode(secret);
   if (key.length > BLOCK_BYTES) {
-    key = new Uint8Array(createHash("sha256").update(key).digest());
+    key = new Uint8Array(
+      nodeCrypto().createHash("sha256").update(key).digest(),
+    );
   }
   const ipad = new Uint8Array(BLOCK_BYTES).fill(0x36);
   const opad = new Uint8Array(BLOCK_BYTES).fill(0x5c);
@@ -64,8 +66,8 @@ function keyedState(secret: string): { inner: Hash; outer: Hash } {
     opad[i]! ^= b;
   });
   state = {
-    inner: createHash("sha256").update(ipad),
-    outer: createHash("sha256").update(opad),
+    inner: nodeCrypto().createHash("sha256").update(ipad),
+    outer: nodeCrypto().createHash("sha256").update(opad),
   };
   if (keyedStates.size >= MAX_KEYED) {
     keyedStates.delete(keyedStates.keys().next().value!);
@@ -113,13 +115,14 @@ export function verifySignature(
   return parts.some(([k, v]) => {
     if (k !== "v1" || !v) return false;
     const given = encoder.encode(v);
-    return given.length === expected.length && timingSafeEqual(given, expected);
+    return given.length === expected.length &&
+      nodeCrypto().timingSafeEqual(given, expected);
   });
 }
 
 /** SHA-256 hex of the event data text: the only trace of a payload the delivery log keeps. */
 export function payloadHash(dataText: string): string {
-  return createHash("sha256").update(dataText).digest("hex");
+  return nodeCrypto().createHash("sha256").update(dataText).digest("hex");
 }
 
 const ZERO_ID = "00000000-0000-7000-8000-000000000000";

@@ -1,0 +1,28 @@
+import { Hono } from "hono";
+import type { Container } from "../../container.ts";
+import { openSignedMedia } from "../../domain/media/media_service.ts";
+import type { AppEnv } from "../env.ts";
+
+/** GET /media/download/:id?expires&signature: the bytes behind a URL this server signed (on PUBLIC_BASE_URL). */
+export function mediaDownloadRoutes(container: Container): Hono<AppEnv> {
+  const app = new Hono<AppEnv>();
+  app.get("/media/download/:id", async (c) => {
+    const file = await openSignedMedia(container, {
+      mediaId: c.req.param("id"),
+      expires: c.req.query("expires"),
+      signature: c.req.query("signature"),
+    });
+    // Streamed from the store: a large file is never held in memory.
+    return new Response(file.body, {
+      headers: {
+        "content-type": file.mimeType,
+        "content-length": String(file.size),
+        "content-disposition": file.disposition,
+        // The type comes from upstream data: never let a browser guess another.
+        "x-content-type-options": "nosniff",
+        "cache-control": "private, max-age=60",
+      },
+    });
+  });
+  return app;
+}
