@@ -9,7 +9,11 @@ import {
 } from "kysely";
 import { dirname } from "node:path";
 import type { Database } from "./schema.ts";
-import { adaptNodeSqlite, openSqliteFile } from "./sqlite_dialect.ts";
+import {
+  adaptNodeSqlite,
+  openSqliteFile,
+  runHeldStatementsDirectly,
+} from "./sqlite_dialect.ts";
 import { LazyDriver } from "./lazy_driver.ts";
 import { Checkpointer } from "./checkpointer.ts";
 
@@ -43,16 +47,15 @@ export function openDatabase(
     const path = url === ":memory:" ? ":memory:" : url.slice("file:".length);
     // Deno's own call: node:fs would load its polyfill at start for this alone.
     if (path !== ":memory:") Deno.mkdirSync(dirname(path), { recursive: true });
-    const raw = openSqliteFile(path);
-    const dialect = new ImmediateSqliteDialect({
-      database: adaptNodeSqlite(raw),
-    });
+    const database = adaptNodeSqlite(openSqliteFile(path));
+    const dialect = new ImmediateSqliteDialect({ database });
     if (path !== ":memory:") {
       dialect.checkpointFile = path;
       dialect.checkpointAfterCommits = options.checkpointAfterCommits ??
         BACKGROUND_CHECKPOINT_AFTER_COMMITS;
     }
     const db = new Kysely<Database>({ dialect });
+    runHeldStatementsDirectly(db, database);
     return { db, engine: "sqlite", checkpointer: () => dialect.checkpointer };
   }
   if (/^(libsql|https?|wss?):\/\//.test(url)) {
