@@ -1,6 +1,7 @@
 import type { Executor, MessagesTable } from "../../db/schema.ts";
 import { toJson } from "../../db/json.ts";
 import { insertRows } from "../../db/bulk.ts";
+import { prepared } from "../../db/prepared.ts";
 import type {
   Message,
   MessageDirection,
@@ -19,12 +20,19 @@ export async function insertMessages(
   await insertRows(db, "messages", messages.map(toMessageRow));
 }
 
+// Every send job and status callback reads its message: compiled once.
+const messageById = prepared<"id", MessageRow>((db, p) =>
+  db.selectFrom("messages").selectAll().where("id", "=", p("id"))
+);
+const messageByWamid = prepared<"wamid", MessageRow>((db, p) =>
+  db.selectFrom("messages").selectAll().where("wa_message_id", "=", p("wamid"))
+);
+
 export async function findMessageById(
   db: Executor,
   id: string,
 ): Promise<MessageRow | undefined> {
-  return await db.selectFrom("messages").selectAll().where("id", "=", id)
-    .executeTakeFirst();
+  return (await db.executeQuery(messageById(db, { id }))).rows[0];
 }
 
 /** A message of the account; another account's id is not found. */
@@ -43,8 +51,7 @@ export async function findMessageByWamid(
   db: Executor,
   wamid: string,
 ): Promise<MessageRow | undefined> {
-  return await db.selectFrom("messages").selectAll()
-    .where("wa_message_id", "=", wamid).executeTakeFirst();
+  return (await db.executeQuery(messageByWamid(db, { wamid }))).rows[0];
 }
 
 /**
