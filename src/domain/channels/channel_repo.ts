@@ -97,7 +97,12 @@ export async function readAccessTokenSealed(
   db: Executor,
   id: string,
 ): Promise<string | undefined> {
-  const r = await db.selectFrom("channels").select("access_token_enc")
-    .where("id", "=", id).executeTakeFirst();
-  return r?.access_token_enc;
+  const { rows } = await db.executeQuery(accessTokenOf(db, { id }));
+  return rows[0]?.access_token_enc;
 }
+
+// Every send job reads its channel's token: compiled once.
+const accessTokenOf = prepared<"id", { access_token_enc: string }>((db, p) =>
+  db.selectFrom("channels").select("access_token_enc")
+    .where("id", "=", p("id"))
+);

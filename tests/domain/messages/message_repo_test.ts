@@ -10,6 +10,7 @@ import {
   latestInboundWithWamid,
   toMessage,
   toMessageRow,
+  transitionStatus,
 } from "../../../src/domain/messages/message_repo.ts";
 
 function message(overrides: Partial<Message> = {}): Message {
@@ -76,6 +77,95 @@ engineTest(
     );
     const row = await findMessageById(h.container.db, stored.id);
     assert.deepEqual({ ...row }, toMessageRow(stored));
+  },
+);
+
+engineTest(
+  "transitionStatus() moves only from the status given, writes the error columns it is given and a missing wamid",
+  async (h) => {
+    const db = h.container.db;
+    const thread = await insertThread(h, { phoneNumber: "+5491122334466" });
+    const stored = message({
+      accountId: h.tenant.account.id,
+      channelId: h.tenant.channel.id,
+      ...thread,
+      waMessageId: null,
+      errorCode: null,
+      errorMessage: null,
+    });
+    await insertMessage(db, stored);
+    const read = async () => {
+      const r = (await findMessageById(db, stored.id))!;
+      return [
+        r.status,
+        r.updated_at,
+        r.wa_message_id,
+        r.error_code,
+        r.error_message,
+      ];
+    };
+    const at = (s: number) => `2026-11-20T12:00:0${s}.000Z`;
+    assert.equal(
+      await transitionStatus(db, stored.id, {
+        from: "queued",
+        to: "sent",
+        now: at(2),
+        waMessageId: "wamid.A",
+      }),
+      true,
+    );
+    assert.deepEqual(await read(), ["sent", at(2), "wamid.A", null, null]);
+    // Another report's `from`: nothing moves, the wamid already set stays.
+    assert.equal(
+      await transitionStatus(db, stored.id, {
+        from: "queued",
+        to: "read",
+        now: at(3),
+        waMessageId: "wamid.B",
+      }),
+      false,
+    );
+    assert.deepEqual(await read(), ["sent", at(2), "wamid.A", null, null]);
+    await transitionStatus(db, stored.id, {
+      from: "sent",
+      to: "failed",
+      now: at(4),
+      errorCode: "131026",
+      errorMessage: "Undeliverable",
+    });
+    assert.deepEqual(await read(), [
+      "failed",
+      at(4),
+      "wamid.A",
+      "131026",
+      "Undeliverable",
+    ]);
+    await transitionStatus(db, stored.id, {
+      from: "failed",
+      to: "failed",
+      now: at(5),
+      errorMessage: "Retried",
+    });
+    assert.deepEqual(await read(), [
+      "failed",
+      at(5),
+      "wamid.A",
+      "131026",
+      "Retried",
+    ]);
+    await transitionStatus(db, stored.id, {
+      from: "failed",
+      to: "failed",
+      now: at(6),
+      errorCode: null,
+    });
+    assert.deepEqual(await read(), [
+      "failed",
+      at(6),
+      "wamid.A",
+      null,
+      "Retried",
+    ]);
   },
 );
 
