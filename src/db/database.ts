@@ -11,8 +11,9 @@ import { dirname } from "node:path";
 import type { Database } from "./schema.ts";
 import {
   adaptNodeSqlite,
+  type NodeSqliteDatabase,
   openSqliteFile,
-  runHeldStatementsDirectly,
+  runStatementsDirectly,
 } from "./sqlite_dialect.ts";
 import { LazyDriver } from "./lazy_driver.ts";
 import { Checkpointer } from "./checkpointer.ts";
@@ -55,7 +56,7 @@ export function openDatabase(
         BACKGROUND_CHECKPOINT_AFTER_COMMITS;
     }
     const db = new Kysely<Database>({ dialect });
-    runHeldStatementsDirectly(db, database);
+    runStatementsDirectly(db, database);
     return { db, engine: "sqlite", checkpointer: () => dialect.checkpointer };
   }
   if (/^(libsql|https?|wss?):\/\//.test(url)) {
@@ -95,14 +96,27 @@ const BEGIN_IMMEDIATE = CompiledQuery.raw("begin immediate");
  * the other writer instead (busy_timeout), as libSQL's write transactions do.
  */
 class ImmediateSqliteDialect extends SqliteDialect {
+  readonly #database: NodeSqliteDatabase;
   /** The file whose checkpoints a thread takes over (see Checkpointer). */
   checkpointFile: string | undefined;
   checkpointAfterCommits = Infinity;
   checkpointer: Checkpointer | undefined;
   #commits = 0;
 
+  constructor(config: { database: NodeSqliteDatabase }) {
+    super(config);
+    this.#database = config.database;
+  }
+
   override createDriver(): Driver {
     const driver = super.createDriver();
+    // Statements bypass the driver only while it has the connection open
+    // (runStatementsDirectly): before, Kysely opens it; after, it refuses.
+    const init = driver.init.bind(driver);
+    driver.init = async () => {
+      await init();
+      this.#database.opened = true;
+    };
     driver.beginTransaction = async (connection) => {
       await connection.executeQuery(BEGIN_IMMEDIATE);
     };
@@ -119,6 +133,7 @@ class ImmediateSqliteDialect extends SqliteDialect {
     };
     const destroy = driver.destroy.bind(driver);
     driver.destroy = async () => {
+      this.#database.opened = false;
       await this.checkpointer?.stop();
       await destroy();
     };

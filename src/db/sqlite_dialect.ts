@@ -20,10 +20,24 @@ export const WAL_AUTOCHECKPOINT_PAGES = 10000;
 /** The WAL file is truncated back to this size when it restarts after a checkpoint. */
 export const WAL_SIZE_LIMIT_BYTES = 40 * 1024 * 1024;
 
+/** The adapted connection, and whether a transaction is open on it. */
+export interface NodeSqliteDatabase extends SqliteDatabase {
+  /**
+   * Kysely's driver has it open (set by the dialect, see database.ts):
+   * statements outside a transaction may bypass the driver only then.
+   */
+  opened: boolean;
+  readonly inTransaction: boolean;
+}
+
 /** Kysely's SqliteDialect expects better-sqlite3's shape; this adapts Deno's built-in node:sqlite to it. */
-export function adaptNodeSqlite(db: DatabaseSync): SqliteDatabase {
+export function adaptNodeSqlite(db: DatabaseSync): NodeSqliteDatabase {
   const cache = new Map<string, SqliteStatement>();
   return {
+    opened: false,
+    get inTransaction() {
+      return db.isTransaction;
+    },
     close: () => db.close(),
     prepare(sql: string): SqliteStatement {
       const hit = cache.get(sql);
@@ -79,24 +93,27 @@ function execute<R>(
 }
 
 /**
- * Kysely's executor, but a statement on a connection Kysely holds for the
- * caller (a transaction: every group commit) runs straight on its
- * node:sqlite statement. Kysely's own path goes through the held
- * connection's provider, which queues it behind the previous statement,
- * and an executor made per statement: about eight promises for a statement
- * that node:sqlite runs synchronously, 7-9 % of the server's CPU under the
- * send benchmark. While a transaction runs its statements are the only ones
- * on the one connection (Kysely's mutex holds the others back), and
- * node:sqlite runs each to its end before the next call, so they run in
- * the order they were issued either way. Plugins still see every result.
- * Statements outside a held connection go through Kysely unchanged.
+ * Kysely's executor, but a statement runs straight on its node:sqlite
+ * statement when that is what Kysely would end up doing: on a connection
+ * Kysely holds for the caller (a transaction: every group commit), or on
+ * the root while no transaction is open. Kysely's own path goes through a
+ * connection provider (the driver's mutex, or the held connection's queue)
+ * and, in a transaction, an executor made per statement: about eight
+ * promises for a statement that node:sqlite runs synchronously, 7-9 % of
+ * the server's CPU under the send benchmark. A transaction's statements
+ * are the only ones on the one connection: a root statement that finds a
+ * transaction open goes through Kysely and waits for its commit, as
+ * before; one that finds none runs at once, as Kysely would after taking
+ * the free mutex (node:sqlite runs it to its end before anything else
+ * runs). Order within a transaction is the order of the calls either way.
+ * Plugins still see every result.
  */
-class HeldConnectionExecutor implements QueryExecutor {
+class DirectExecutor implements QueryExecutor {
   readonly #inner: QueryExecutor;
-  readonly #db: SqliteDatabase;
+  readonly #db: NodeSqliteDatabase;
   readonly #held: boolean;
 
-  constructor(inner: QueryExecutor, db: SqliteDatabase, held: boolean) {
+  constructor(inner: QueryExecutor, db: NodeSqliteDatabase, held: boolean) {
     this.#inner = inner;
     this.#db = db;
     this.#held = held;
@@ -130,7 +147,9 @@ class HeldConnectionExecutor implements QueryExecutor {
   }
 
   async executeQuery<R>(query: CompiledQuery<R>): Promise<QueryResult<R>> {
-    if (!this.#held) return await this.#inner.executeQuery(query);
+    if (!this.#held && (!this.#db.opened || this.#db.inTransaction)) {
+      return await this.#inner.executeQuery(query);
+    }
     let result = execute(this.#db, query) as QueryResult<UnknownRow>;
     for (const plugin of this.#inner.plugins) {
       result = await plugin.transformResult({
@@ -142,7 +161,7 @@ class HeldConnectionExecutor implements QueryExecutor {
   }
 
   withConnectionProvider(provider: ConnectionProvider): QueryExecutor {
-    return new HeldConnectionExecutor(
+    return new DirectExecutor(
       this.#inner.withConnectionProvider(provider),
       this.#db,
       true,
@@ -161,24 +180,26 @@ class HeldConnectionExecutor implements QueryExecutor {
     return this.#derive(this.#inner.withoutPlugins());
   }
   #derive(inner: QueryExecutor): QueryExecutor {
-    return new HeldConnectionExecutor(inner, this.#db, this.#held);
+    return new DirectExecutor(inner, this.#db, this.#held);
   }
 }
 
 /**
  * Makes `kysely` (opened on `db`) and everything derived from it (plugins,
- * transactions) run held statements directly (HeldConnectionExecutor).
- * Kysely builds its root executor itself, so the root's derivations are
- * redirected to a twin of it without plugins (the root has none).
+ * transactions) run statements directly where it can (DirectExecutor).
+ * Kysely builds its root executor itself, so the root's statements and
+ * derivations are redirected to a twin of it without plugins (the root has
+ * none).
  */
-export function runHeldStatementsDirectly<T>(
+export function runStatementsDirectly<T>(
   kysely: Kysely<T>,
-  db: SqliteDatabase,
+  db: NodeSqliteDatabase,
 ): void {
   const root = kysely.getExecutor();
   if (root.plugins.length > 0) throw new Error("Expected a root executor");
-  const twin = new HeldConnectionExecutor(root.withoutPlugins(), db, false);
+  const twin = new DirectExecutor(root.withoutPlugins(), db, false);
   Object.assign(root, {
+    executeQuery: <R>(q: CompiledQuery<R>) => twin.executeQuery(q),
     withConnectionProvider: (p: ConnectionProvider) =>
       twin.withConnectionProvider(p),
     withPlugin: (p: KyselyPlugin) => twin.withPlugin(p),

@@ -1,6 +1,7 @@
-// Embedded SQLite runs a transaction's statements straight on node:sqlite
-// (runHeldStatementsDirectly): fewer promises, the same results, plugins,
-// ordering and isolation as Kysely's own path.
+// Embedded SQLite runs statements straight on node:sqlite where Kysely
+// would (runStatementsDirectly): in a transaction, and outside one while
+// none is open; fewer promises, the same results, plugins, ordering and
+// isolation as Kysely's own path.
 import assert from "node:assert/strict";
 import {
   CompiledQuery,
@@ -47,6 +48,15 @@ Deno.test("a statement in a transaction settles within two microtasks, with Kyse
       { x: 7, y: "v7" },
     ]);
   });
+});
+
+Deno.test("a statement while no transaction is open settles within two microtasks", async () => {
+  await using f = await openFile();
+  await f.db.executeQuery(COUNT); // the driver opens the connection
+  let result: unknown;
+  f.db.executeQuery(insert(5)).then((r) => result = r);
+  await ticks(2);
+  assert.deepEqual(result, { numAffectedRows: 1n, insertId: 5n, rows: [] });
 });
 
 Deno.test("a statement outside the transaction waits for its commit instead of running inside it", async () => {
