@@ -105,67 +105,49 @@ engineTest(
       ];
     };
     const at = (s: number) => `2026-11-20T12:00:0${s}.000Z`;
-    assert.equal(
-      await transitionStatus(db, stored.id, {
-        from: "queued",
-        to: "sent",
-        now: at(2),
-        waMessageId: "wamid.A",
-      }),
-      true,
-    );
-    assert.deepEqual(await read(), ["sent", at(2), "wamid.A", null, null]);
-    // Another report's `from`: nothing moves, the wamid already set stays.
-    assert.equal(
-      await transitionStatus(db, stored.id, {
-        from: "queued",
-        to: "read",
-        now: at(3),
-        waMessageId: "wamid.B",
-      }),
-      false,
-    );
-    assert.deepEqual(await read(), ["sent", at(2), "wamid.A", null, null]);
-    await transitionStatus(db, stored.id, {
-      from: "sent",
-      to: "failed",
-      now: at(4),
-      errorCode: "131026",
-      errorMessage: "Undeliverable",
-    });
-    assert.deepEqual(await read(), [
-      "failed",
-      at(4),
-      "wamid.A",
-      "131026",
-      "Undeliverable",
-    ]);
-    await transitionStatus(db, stored.id, {
-      from: "failed",
-      to: "failed",
-      now: at(5),
-      errorMessage: "Retried",
-    });
-    assert.deepEqual(await read(), [
-      "failed",
-      at(5),
-      "wamid.A",
-      "131026",
-      "Retried",
-    ]);
-    await transitionStatus(db, stored.id, {
-      from: "failed",
-      to: "failed",
-      now: at(6),
-      errorCode: null,
-    });
-    assert.deepEqual(await read(), [
-      "failed",
-      at(6),
-      "wamid.A",
-      null,
-      "Retried",
-    ]);
+    // Each step: the change, whether it moved, the columns read after it.
+    const steps: [
+      Parameters<typeof transitionStatus>[2],
+      boolean,
+      unknown[],
+    ][] = [
+      [
+        { from: "queued", to: "sent", now: at(2), waMessageId: "wamid.A" },
+        true,
+        ["sent", at(2), "wamid.A", null, null],
+      ],
+      // Another report's `from`: nothing moves, the wamid already set stays.
+      [
+        { from: "queued", to: "read", now: at(3), waMessageId: "wamid.B" },
+        false,
+        ["sent", at(2), "wamid.A", null, null],
+      ],
+      [
+        {
+          from: "sent",
+          to: "failed",
+          now: at(4),
+          errorCode: "131026",
+          errorMessage: "Undeliverable",
+        },
+        true,
+        ["failed", at(4), "wamid.A", "131026", "Undeliverable"],
+      ],
+      [
+        { from: "failed", to: "failed", now: at(5), errorMessage: "Retried" },
+        true,
+        ["failed", at(5), "wamid.A", "131026", "Retried"],
+      ],
+      [
+        { from: "failed", to: "failed", now: at(6), errorCode: null },
+        true,
+        ["failed", at(6), "wamid.A", null, "Retried"],
+      ],
+    ];
+    for (const [change, moved, after] of steps) {
+      assert.equal(await transitionStatus(db, stored.id, change), moved);
+      assert.deepEqual(await read(), after, JSON.stringify(change));
+    }
   },
 );
 
