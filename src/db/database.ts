@@ -9,7 +9,12 @@ import {
 } from "kysely";
 import { dirname } from "node:path";
 import type { Database } from "./schema.ts";
-import { adaptNodeSqlite, openSqliteFile } from "./sqlite_dialect.ts";
+import {
+  adaptNodeSqlite,
+  type NodeSqliteDatabase,
+  openSqliteFile,
+  runStatementsDirectly,
+} from "./sqlite_dialect.ts";
 import { LazyDriver } from "./lazy_driver.ts";
 import { Checkpointer } from "./checkpointer.ts";
 
@@ -43,16 +48,15 @@ export function openDatabase(
     const path = url === ":memory:" ? ":memory:" : url.slice("file:".length);
     // Deno's own call: node:fs would load its polyfill at start for this alone.
     if (path !== ":memory:") Deno.mkdirSync(dirname(path), { recursive: true });
-    const raw = openSqliteFile(path);
-    const dialect = new ImmediateSqliteDialect({
-      database: adaptNodeSqlite(raw),
-    });
+    const database = adaptNodeSqlite(openSqliteFile(path));
+    const dialect = new ImmediateSqliteDialect({ database });
     if (path !== ":memory:") {
       dialect.checkpointFile = path;
       dialect.checkpointAfterCommits = options.checkpointAfterCommits ??
         BACKGROUND_CHECKPOINT_AFTER_COMMITS;
     }
     const db = new Kysely<Database>({ dialect });
+    runStatementsDirectly(db, database);
     return { db, engine: "sqlite", checkpointer: () => dialect.checkpointer };
   }
   if (/^(libsql|https?|wss?):\/\//.test(url)) {
@@ -92,14 +96,27 @@ const BEGIN_IMMEDIATE = CompiledQuery.raw("begin immediate");
  * the other writer instead (busy_timeout), as libSQL's write transactions do.
  */
 class ImmediateSqliteDialect extends SqliteDialect {
+  readonly #database: NodeSqliteDatabase;
   /** The file whose checkpoints a thread takes over (see Checkpointer). */
   checkpointFile: string | undefined;
   checkpointAfterCommits = Infinity;
   checkpointer: Checkpointer | undefined;
   #commits = 0;
 
+  constructor(config: { database: NodeSqliteDatabase }) {
+    super(config);
+    this.#database = config.database;
+  }
+
   override createDriver(): Driver {
     const driver = super.createDriver();
+    // Statements bypass the driver only while it has the connection open
+    // (runStatementsDirectly): before, Kysely opens it; after, it refuses.
+    const init = driver.init.bind(driver);
+    driver.init = async () => {
+      await init();
+      this.#database.opened = true;
+    };
     driver.beginTransaction = async (connection) => {
       await connection.executeQuery(BEGIN_IMMEDIATE);
     };
@@ -116,6 +133,7 @@ class ImmediateSqliteDialect extends SqliteDialect {
     };
     const destroy = driver.destroy.bind(driver);
     driver.destroy = async () => {
+      this.#database.opened = false;
       await this.checkpointer?.stop();
       await destroy();
     };

@@ -1,4 +1,5 @@
 import type { ChannelsTable, Executor } from "../../db/schema.ts";
+import { prepared } from "../../db/prepared.ts";
 import type { Channel, ChannelStatus, QualityRating } from "./channel.ts";
 
 function toChannel(r: ChannelsTable): Channel {
@@ -64,14 +65,20 @@ export async function findChannelById(
   return r ? toChannel(r) : undefined;
 }
 
+// Every Meta status callback names its channel by Meta's id: compiled once.
+const channelByUpstreamId = prepared<"upstreamId", ChannelsTable>((db, p) =>
+  db.selectFrom("channels").selectAll()
+    .where("upstream_phone_number_id", "=", p("upstreamId"))
+);
+
 export async function findChannelByUpstreamId(
   db: Executor,
   upstreamPhoneNumberId: string,
 ): Promise<Channel | undefined> {
-  const r = await db.selectFrom("channels").selectAll()
-    .where("upstream_phone_number_id", "=", upstreamPhoneNumberId)
-    .executeTakeFirst();
-  return r ? toChannel(r) : undefined;
+  const { rows } = await db.executeQuery(
+    channelByUpstreamId(db, { upstreamId: upstreamPhoneNumberId }),
+  );
+  return rows[0] ? toChannel(rows[0]) : undefined;
 }
 
 /** Finds a channel of an account by its business number (`line` in resolve). */
@@ -90,7 +97,12 @@ export async function readAccessTokenSealed(
   db: Executor,
   id: string,
 ): Promise<string | undefined> {
-  const r = await db.selectFrom("channels").select("access_token_enc")
-    .where("id", "=", id).executeTakeFirst();
-  return r?.access_token_enc;
+  const { rows } = await db.executeQuery(accessTokenOf(db, { id }));
+  return rows[0]?.access_token_enc;
 }
+
+// Every send job reads its channel's token: compiled once.
+const accessTokenOf = prepared<"id", { access_token_enc: string }>((db, p) =>
+  db.selectFrom("channels").select("access_token_enc")
+    .where("id", "=", p("id"))
+);

@@ -109,7 +109,12 @@ export async function listChannels(
   return await repo.listChannels(deps.db, accountId);
 }
 
-/** Decrypts a channel's upstream access token (only the upstream client needs it). */
+/**
+ * Decrypts a channel's upstream access token (only the upstream client
+ * needs it). Every send job asks for it, so the opened token is kept by its
+ * sealed text: a new token is sealed with a new IV, so a changed channel
+ * reads a new sealed text and opens it (the cache cannot serve a stale one).
+ */
 export async function channelAccessToken(
   deps: Deps,
   channelId: string,
@@ -118,5 +123,5 @@ export async function channelAccessToken(
   if (!sealed) {
     throw new AppError("NOT_FOUND", `Cannot find channel "${channelId}"`);
   }
-  return await deps.secrets.open(sealed);
+  return await deps.secrets.openCached(sealed);
 }

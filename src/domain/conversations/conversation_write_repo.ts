@@ -4,7 +4,7 @@ import { CompiledQuery, sql } from "kysely";
 import type { ConversationsTable, Executor } from "../../db/schema.ts";
 import { insertRows, jsonQuery } from "../../db/bulk.ts";
 import { addMs, toDbTime } from "../../db/time.ts";
-import { insertRow } from "../../db/prepared.ts";
+import { insertRow, prepared } from "../../db/prepared.ts";
 import { SERVICE_WINDOW_HOURS, truncatePreview } from "./conversation.ts";
 
 /** The row of a new open conversation without messages, created at `at`. */
@@ -195,15 +195,23 @@ export async function recordOutboundMany(
 }
 
 /** Mirrors a message's new status on the conversation, only while it is the last message. */
+// Every status change of a message runs it: compiled once.
+const lastMessageStatus = prepared<
+  "status" | "conversationId" | "messageId",
+  never
+>((db, p) =>
+  db.updateTable("conversations")
+    .set({ last_message_status: p("status") })
+    .where("id", "=", p("conversationId"))
+    .where("last_message_id", "=", p("messageId"))
+);
+
 export async function updateLastMessageStatus(
   db: Executor,
   input: { conversationId: string; messageId: string; status: string },
 ): Promise<boolean> {
-  const result = await db.updateTable("conversations")
-    .set({ last_message_status: input.status })
-    .where("id", "=", input.conversationId)
-    .where("last_message_id", "=", input.messageId).executeTakeFirst();
-  return Number(result.numUpdatedRows) > 0;
+  const result = await db.executeQuery(lastMessageStatus(db, input));
+  return Number(result.numAffectedRows) > 0;
 }
 
 /** Keeps the click-to-WhatsApp ad (JSON) that last brought the customer. */

@@ -2,6 +2,7 @@
 import { sql } from "kysely";
 import { deleteInBatches } from "../../db/prune.ts";
 import type { Executor } from "../../db/schema.ts";
+import { insertRow } from "../../db/prepared.ts";
 
 export interface StoredPayload {
   id: string;
@@ -15,13 +16,14 @@ export async function insertInboundPayload(
   db: Executor,
   payload: StoredPayload & { processedAt: string | null; error: string | null },
 ): Promise<void> {
-  await db.insertInto("inbound_payloads").values({
+  // Every Meta callback is stored: the SQL text is written once.
+  await db.executeQuery(insertRow("inbound_payloads", {
     id: payload.id,
     body: payload.body,
     received_at: payload.receivedAt,
     processed_at: payload.processedAt,
     error: payload.error,
-  }).execute();
+  }));
 }
 
 export async function findInboundPayload(

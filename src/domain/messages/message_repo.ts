@@ -1,6 +1,7 @@
 import type { Executor, MessagesTable } from "../../db/schema.ts";
 import { toJson } from "../../db/json.ts";
 import { insertRows } from "../../db/bulk.ts";
+import { prepared } from "../../db/prepared.ts";
 import type {
   Message,
   MessageDirection,
@@ -19,12 +20,19 @@ export async function insertMessages(
   await insertRows(db, "messages", messages.map(toMessageRow));
 }
 
+// Every send job and status callback reads its message: compiled once.
+const messageById = prepared<"id", MessageRow>((db, p) =>
+  db.selectFrom("messages").selectAll().where("id", "=", p("id"))
+);
+const messageByWamid = prepared<"wamid", MessageRow>((db, p) =>
+  db.selectFrom("messages").selectAll().where("wa_message_id", "=", p("wamid"))
+);
+
 export async function findMessageById(
   db: Executor,
   id: string,
 ): Promise<MessageRow | undefined> {
-  return await db.selectFrom("messages").selectAll().where("id", "=", id)
-    .executeTakeFirst();
+  return (await db.executeQuery(messageById(db, { id }))).rows[0];
 }
 
 /** A message of the account; another account's id is not found. */
@@ -43,8 +51,7 @@ export async function findMessageByWamid(
   db: Executor,
   wamid: string,
 ): Promise<MessageRow | undefined> {
-  return await db.selectFrom("messages").selectAll()
-    .where("wa_message_id", "=", wamid).executeTakeFirst();
+  return (await db.executeQuery(messageByWamid(db, { wamid }))).rows[0];
 }
 
 /**
@@ -63,31 +70,49 @@ export async function transitionStatus(
     errorMessage?: string | null;
   },
 ): Promise<boolean> {
-  const set: Partial<MessageRow> = {
-    status: change.to,
-    updated_at: change.now,
-  };
-  if (change.errorCode !== undefined) set.error_code = change.errorCode;
-  if (change.errorMessage !== undefined) {
-    set.error_message = change.errorMessage;
-  }
-  const result = await db.updateTable("messages").set(set)
-    .where("id", "=", id).where("status", "=", change.from)
-    .executeTakeFirst();
-  if (change.waMessageId) {
-    await db.updateTable("messages").set({ wa_message_id: change.waMessageId })
-      .where("id", "=", id).where("wa_message_id", "is", null).execute();
-  }
-  return Number(result.numUpdatedRows) > 0;
+  const errors = (change.errorCode !== undefined ? 1 : 0) +
+    (change.errorMessage !== undefined ? 2 : 0);
+  const result = await db.executeQuery(transitionTo[errors]!(db, {
+    id,
+    from: change.from,
+    to: change.to,
+    now: change.now,
+    errorCode: change.errorCode ?? null,
+    errorMessage: change.errorMessage ?? null,
+  }));
+  if (change.waMessageId) await setWamidIfMissing(db, id, change.waMessageId);
+  return Number(result.numAffectedRows) > 0;
 }
+
+/**
+ * The status update of every send and status callback, compiled once per
+ * set of error columns it writes (index: 1 error_code, 2 error_message).
+ */
+const transitionTo = [0, 1, 2, 3].map((errors) =>
+  prepared<
+    "id" | "from" | "to" | "now" | "errorCode" | "errorMessage",
+    never
+  >((db, p) =>
+    db.updateTable("messages").set({
+      status: p("to"),
+      updated_at: p("now"),
+      ...(errors & 1 ? { error_code: p("errorCode") } : {}),
+      ...(errors & 2 ? { error_message: p("errorMessage") } : {}),
+    }).where("id", "=", p("id")).where("status", "=", p("from"))
+  )
+);
+
+const wamidIfMissing = prepared<"id" | "wamid", never>((db, p) =>
+  db.updateTable("messages").set({ wa_message_id: p("wamid") })
+    .where("id", "=", p("id")).where("wa_message_id", "is", null)
+);
 
 export async function setWamidIfMissing(
   db: Executor,
   id: string,
   wamid: string,
 ): Promise<void> {
-  await db.updateTable("messages").set({ wa_message_id: wamid })
-    .where("id", "=", id).where("wa_message_id", "is", null).execute();
+  await db.executeQuery(wamidIfMissing(db, { id, wamid }));
 }
 
 export async function setMessageMedia(

@@ -10,6 +10,7 @@ import {
   latestInboundWithWamid,
   toMessage,
   toMessageRow,
+  transitionStatus,
 } from "../../../src/domain/messages/message_repo.ts";
 
 function message(overrides: Partial<Message> = {}): Message {
@@ -76,6 +77,77 @@ engineTest(
     );
     const row = await findMessageById(h.container.db, stored.id);
     assert.deepEqual({ ...row }, toMessageRow(stored));
+  },
+);
+
+engineTest(
+  "transitionStatus() moves only from the status given, writes the error columns it is given and a missing wamid",
+  async (h) => {
+    const db = h.container.db;
+    const thread = await insertThread(h, { phoneNumber: "+5491122334466" });
+    const stored = message({
+      accountId: h.tenant.account.id,
+      channelId: h.tenant.channel.id,
+      ...thread,
+      waMessageId: null,
+      errorCode: null,
+      errorMessage: null,
+    });
+    await insertMessage(db, stored);
+    const read = async () => {
+      const r = (await findMessageById(db, stored.id))!;
+      return [
+        r.status,
+        r.updated_at,
+        r.wa_message_id,
+        r.error_code,
+        r.error_message,
+      ];
+    };
+    const at = (s: number) => `2026-11-20T12:00:0${s}.000Z`;
+    // Each step: the change, whether it moved, the columns read after it.
+    const steps: [
+      Parameters<typeof transitionStatus>[2],
+      boolean,
+      unknown[],
+    ][] = [
+      [
+        { from: "queued", to: "sent", now: at(2), waMessageId: "wamid.A" },
+        true,
+        ["sent", at(2), "wamid.A", null, null],
+      ],
+      // Another report's `from`: nothing moves, the wamid already set stays.
+      [
+        { from: "queued", to: "read", now: at(3), waMessageId: "wamid.B" },
+        false,
+        ["sent", at(2), "wamid.A", null, null],
+      ],
+      [
+        {
+          from: "sent",
+          to: "failed",
+          now: at(4),
+          errorCode: "131026",
+          errorMessage: "Undeliverable",
+        },
+        true,
+        ["failed", at(4), "wamid.A", "131026", "Undeliverable"],
+      ],
+      [
+        { from: "failed", to: "failed", now: at(5), errorMessage: "Retried" },
+        true,
+        ["failed", at(5), "wamid.A", "131026", "Retried"],
+      ],
+      [
+        { from: "failed", to: "failed", now: at(6), errorCode: null },
+        true,
+        ["failed", at(6), "wamid.A", null, "Retried"],
+      ],
+    ];
+    for (const [change, moved, after] of steps) {
+      assert.equal(await transitionStatus(db, stored.id, change), moved);
+      assert.deepEqual(await read(), after, JSON.stringify(change));
+    }
   },
 );
 
