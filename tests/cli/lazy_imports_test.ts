@@ -33,6 +33,10 @@ const LAZY: { what: string; match: (url: string) => boolean }[] = [
         .test(u) || u.includes("zod-openapi"),
   },
   { what: "zod", match: (u) => /[/:]zod@/.test(u) },
+  {
+    what: "node:util (the admin CLI's parseArgs) and node:dns",
+    match: (u) => u === "node:util" || u.startsWith("node:dns"),
+  },
   { what: "libphonenumber-js", match: (u) => u.includes("libphonenumber-js") },
   {
     what: "the job handlers",
