@@ -1,62 +1,208 @@
-import { z } from "zod";
 import type { LogLevel } from "./log.ts";
 
-const bool = z.enum(["true", "false", "1", "0"]).transform((v) =>
-  v === "true" || v === "1"
-);
+// The environment is read by hand rather than with zod, so `serve` does not
+// load zod before it is ready; the rules and messages are zod's (z.coerce,
+// .url(), .enum()) as they were (tests/config/config_rules_test.ts).
 
-const EnvSchema = z.object({
-  PORT: z.coerce.number().int().min(0).max(65535).default(8080),
-  HOST: z.string().default("0.0.0.0"),
-  DATA_DIR: z.string().default("./data"),
-  DATABASE_URL: z.string().optional(),
-  DATABASE_AUTH_TOKEN: z.string().optional(),
-  MEDIA_STORE: z.string().optional(),
-  S3_ENDPOINT: z.string().url().optional(),
-  S3_REGION: z.string().default("us-east-1"),
-  S3_ACCESS_KEY_ID: z.string().optional(),
-  S3_SECRET_ACCESS_KEY: z.string().optional(),
-  PUBLIC_BASE_URL: z.string().url().optional(),
-  META_GRAPH_URL: z.string().url().default("https://graph.facebook.com/v22.0"),
-  META_APP_SECRET: z.string().optional(),
-  META_VERIFY_TOKEN: z.string().optional(),
-  SECRET_KEY: z.string().min(32, "must be at least 32 characters").optional(),
-  WORKERS: z.coerce.number().int().min(1).max(256).default(16),
-  WEBHOOK_ALLOW_PRIVATE_NETWORKS: bool.default(false),
-  WEBHOOK_ALLOW_HTTP: bool.default(false),
-  WEBHOOK_CONCURRENCY: z.coerce.number().int().min(1).max(1024).default(64),
-  WEBHOOK_MAX_IN_FLIGHT: z.coerce.number().int().min(1).max(1024).default(16),
-  WEBHOOK_RETENTION_DAYS: z.coerce.number().int().min(1).max(3650).default(30),
-  METRICS_TOKEN: z.string().min(16, "must be at least 16 characters")
-    .optional(),
-  LOG_LEVEL: z.enum(["debug", "info", "warn", "error", "silent"]).default(
-    "info",
-  ),
-  BODY_LIMIT_BYTES: z.coerce.number().int().min(1024).default(1024 * 1024),
-  SEND_RATE_PER_SECOND: z.coerce.number().positive().default(80),
-  CACHE_TTL_MS: z.coerce.number().int().min(0).default(1000),
-  MEDIA_MAX_BYTES: z.coerce.number().int().positive().default(
-    100 * 1024 * 1024,
-  ),
-  MEDIA_DOWNLOAD_HOSTS: z.string().default("lookaside.fbsbx.com").transform(
-    (v) => v.split(",").map((h) => h.trim().toLowerCase()).filter(Boolean),
-  ).pipe(
-    z.array(
-      z.string().regex(
-        /^(\*\.)?[a-z0-9.:-]+$/,
-        "must be host names, e.g. lookaside.fbsbx.com or *.fbsbx.com",
-      ),
-    ).min(1),
-  ),
-  MEDIA_DOWNLOAD_ALLOW_PRIVATE_NETWORKS: bool.default(false),
-  SOCIAL_CALLS_PER_HOUR: z.coerce.number().int().min(1).max(100_000).default(
-    120,
-  ),
+/** One variable's reader: the value, or a problem (zod's wording); `at` names the variable. */
+type Read<T> = (raw: string, problems: Problem[], at: string) => T;
+interface Problem {
+  message: string;
+  at: string;
+}
+
+const LOG_LEVELS = ["debug", "info", "warn", "error", "silent"] as const;
+const BOOL = ["true", "false", "1", "0"] as const;
+const HOST_NAME = /^(\*\.)?[a-z0-9.:-]+$/;
+
+const text: Read<string> = (raw) => raw;
+
+function minLength(min: number, message: string): Read<string> {
+  return (raw, problems, at) => {
+    if (raw.length < min) problems.push({ message, at });
+    return raw;
+  };
+}
+
+/** z.coerce.number() with .int(), .min(), .max() or .positive(). */
+function num(
+  rule: { int?: boolean; min?: number; max?: number; positive?: boolean },
+): Read<number> {
+  return (raw, problems, at) => {
+    const n = Number(raw);
+    if (!Number.isFinite(n)) {
+      const received = Number.isNaN(n) ? "NaN" : String(n);
+      problems.push({
+        message: `Invalid input: expected number, received ${received}`,
+        at,
+      });
+    } else if (rule.int && !Number.isInteger(n)) {
+      problems.push({
+        message: "Invalid input: expected int, received number",
+        at,
+      });
+    } else {
+      if (rule.int && n > Number.MAX_SAFE_INTEGER) {
+        problems.push({
+          message: `Too big: expected int to be <=${Number.MAX_SAFE_INTEGER}`,
+          at,
+        });
+      }
+      if (rule.int && n < Number.MIN_SAFE_INTEGER) {
+        problems.push({
+          message: `Too small: expected int to be >=${Number.MIN_SAFE_INTEGER}`,
+          at,
+        });
+      }
+      if (rule.positive && !(n > 0)) {
+        problems.push({ message: "Too small: expected number to be >0", at });
+      }
+      if (rule.min !== undefined && n < rule.min) {
+        problems.push({
+          message: `Too small: expected number to be >=${rule.min}`,
+          at,
+        });
+      }
+      if (rule.max !== undefined && n > rule.max) {
+        problems.push({
+          message: `Too big: expected number to be <=${rule.max}`,
+          at,
+        });
+      }
+    }
+    return n;
+  };
+}
+
+function oneOf<const T extends string>(options: readonly T[]): Read<T> {
+  const expected = [...options].sort(byZodOrder(options)).map((o) => `"${o}"`)
+    .join("|");
+  return (raw, problems, at) => {
+    if (!(options as readonly string[]).includes(raw)) {
+      problems.push({
+        message: `Invalid option: expected one of ${expected}`,
+        at,
+      });
+    }
+    return raw as T;
+  };
+}
+
+/** zod lists an enum's options in its own order: "0" and "1" (index-like keys) first. */
+function byZodOrder(options: readonly string[]) {
+  const key = (o: string) => /^(0|[1-9]\d*)$/.test(o) ? Number(o) : Infinity;
+  return (a: string, b: string) =>
+    key(a) - key(b) || options.indexOf(a) - options.indexOf(b);
+}
+
+const bool: Read<boolean> = (raw, problems, at) => {
+  const v = oneOf(BOOL)(raw, problems, at);
+  return v === "true" || v === "1";
+};
+
+/** z.string().url(): parsable once trimmed; tabs and newlines dropped. */
+const url: Read<string> = (raw, problems, at) => {
+  const trimmed = raw.trim();
+  if (!URL.canParse(trimmed)) problems.push({ message: "Invalid URL", at });
+  return trimmed.replace(/[\t\n\r]/g, "");
+};
+
+const hostList: Read<string[]> = (raw, problems, at) => {
+  const hosts = raw.split(",").map((h) => h.trim().toLowerCase())
+    .filter(Boolean);
+  hosts.forEach((host, i) => {
+    if (!HOST_NAME.test(host)) {
+      problems.push({
+        message: "must be host names, e.g. lookaside.fbsbx.com or *.fbsbx.com",
+        at: `${at}[${i}]`,
+      });
+    }
+  });
+  if (hosts.length < 1) {
+    problems.push({
+      message: "Too small: expected array to have >=1 items",
+      at,
+    });
+  }
+  return hosts;
+};
+
+/** A variable with a default (a string, read like a set value) or none (undefined when unset). */
+type Field = [Read<unknown>, string?];
+
+/** Every variable, in the order problems are listed. */
+const ENV = {
+  PORT: [num({ int: true, min: 0, max: 65535 }), "8080"],
+  HOST: [text, "0.0.0.0"],
+  DATA_DIR: [text, "./data"],
+  DATABASE_URL: [text],
+  DATABASE_AUTH_TOKEN: [text],
+  MEDIA_STORE: [text],
+  S3_ENDPOINT: [url],
+  S3_REGION: [text, "us-east-1"],
+  S3_ACCESS_KEY_ID: [text],
+  S3_SECRET_ACCESS_KEY: [text],
+  PUBLIC_BASE_URL: [url],
+  META_GRAPH_URL: [url, "https://graph.facebook.com/v22.0"],
+  META_APP_SECRET: [text],
+  META_VERIFY_TOKEN: [text],
+  SECRET_KEY: [minLength(32, "must be at least 32 characters")],
+  WORKERS: [num({ int: true, min: 1, max: 256 }), "16"],
+  WEBHOOK_ALLOW_PRIVATE_NETWORKS: [bool, "false"],
+  WEBHOOK_ALLOW_HTTP: [bool, "false"],
+  WEBHOOK_CONCURRENCY: [num({ int: true, min: 1, max: 1024 }), "64"],
+  WEBHOOK_MAX_IN_FLIGHT: [num({ int: true, min: 1, max: 1024 }), "16"],
+  WEBHOOK_RETENTION_DAYS: [num({ int: true, min: 1, max: 3650 }), "30"],
+  METRICS_TOKEN: [minLength(16, "must be at least 16 characters")],
+  LOG_LEVEL: [oneOf(LOG_LEVELS), "info"],
+  BODY_LIMIT_BYTES: [num({ int: true, min: 1024 }), String(1024 * 1024)],
+  SEND_RATE_PER_SECOND: [num({ positive: true }), "80"],
+  CACHE_TTL_MS: [num({ int: true, min: 0 }), "1000"],
+  MEDIA_MAX_BYTES: [
+    num({ int: true, positive: true }),
+    String(100 * 1024 * 1024),
+  ],
+  MEDIA_DOWNLOAD_HOSTS: [hostList, "lookaside.fbsbx.com"],
+  MEDIA_DOWNLOAD_ALLOW_PRIVATE_NETWORKS: [bool, "false"],
+  SOCIAL_CALLS_PER_HOUR: [num({ int: true, min: 1, max: 100_000 }), "120"],
   // How long one /meta/webhook body may take to arrive: a trickled body holds a read slot.
-  META_WEBHOOK_READ_TIMEOUT_MS: z.coerce.number().int().min(1).default(10_000),
+  META_WEBHOOK_READ_TIMEOUT_MS: [num({ int: true, min: 1 }), "10000"],
   // Longer than the Graph API timeout (15 s), so a deploy lets in-flight sends finish.
-  SHUTDOWN_DRAIN_MS: z.coerce.number().int().min(0).default(20_000),
-});
+  SHUTDOWN_DRAIN_MS: [num({ int: true, min: 0 }), "20000"],
+} satisfies Record<string, Field>;
+
+type Env = {
+  [K in keyof typeof ENV]: (typeof ENV)[K] extends [Read<infer T>, string] ? T
+    : (typeof ENV)[K] extends [Read<infer T>] ? T | undefined
+    : never;
+};
+
+/** Reads every variable; the problems in zod's prettifyError layout, or the values. */
+function parseEnv(
+  env: Record<string, string | undefined>,
+): { problems: string[] } | { data: Env } {
+  const problems: Problem[] = [];
+  const data: Record<string, unknown> = {};
+  for (
+    const [name, [read, fallback]] of Object.entries(ENV) as [
+      string,
+      Field,
+    ][]
+  ) {
+    const raw = env[name] ?? fallback;
+    data[name] = raw === undefined ? undefined : read(raw, problems, name);
+  }
+  if (problems.length) {
+    // prettifyError lists an item's problem (`X[0]`) after every variable's.
+    const depth = (p: Problem) => p.at.includes("[") ? 2 : 1;
+    return {
+      problems: problems.sort((a, b) => depth(a) - depth(b)).map((p) =>
+        `✖ ${p.message}\n  → at ${p.at}`
+      ),
+    };
+  }
+  return { data: data as Env };
+}
 
 export interface Config {
   readonly port: number;
@@ -112,10 +258,10 @@ export class ConfigError extends Error {
 export function loadConfig(
   env: Record<string, string | undefined>,
 ): Config {
-  const result = EnvSchema.safeParse(env);
-  if (!result.success) {
+  const result = parseEnv(env);
+  if ("problems" in result) {
     throw new ConfigError(
-      `Cannot load configuration:\n${z.prettifyError(result.error)}`,
+      `Cannot load configuration:\n${result.problems.join("\n")}`,
     );
   }
   const e = result.data;

@@ -1,4 +1,5 @@
 import { parseArgs } from "node:util";
+import { UsageError } from "./usage_error.ts";
 
 export type Flags = Record<string, string | boolean | undefined>;
 
@@ -15,9 +16,7 @@ export function parseFlags(
   return values as Flags;
 }
 
-export class UsageError extends Error {
-  override readonly name = "UsageError";
-}
+export { UsageError } from "./usage_error.ts";
 
 export function required(flags: Flags, name: string): string {
   const v = flags[name];

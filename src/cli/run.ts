@@ -3,7 +3,7 @@ import { type Container, createContainer } from "../container.ts";
 import { AppError } from "../errors.ts";
 import { printErr, printOut } from "../log.ts";
 import { migrateToLatest } from "../db/migrator.ts";
-import { UsageError } from "./args.ts";
+import { UsageError } from "./usage_error.ts";
 import { devCommand, serveCommand } from "./serve.ts";
 
 const USAGE = `Business Messaging server

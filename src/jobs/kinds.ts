@@ -7,8 +7,14 @@
  * same kinds (a kind without a handler fails the type check there): they call
  * into the domain, which enqueues through this table, so one literal table
  * would be an import cycle.
+ *
+ * Each payload schema is written as a function of zod, built the first time
+ * its kind runs (payloadSchema()), so the program does not load zod to start.
  */
-import { z } from "zod";
+import type { z } from "zod";
+
+/** The zod namespace a payload schema is built with. */
+type Zod = typeof z;
 
 /** Lanes: lower runs first, so a live send is claimed before any queued batch work. */
 export const PRIORITY = {
@@ -26,7 +32,7 @@ export const DEFAULT_MAX_ATTEMPTS = 25;
 
 export interface KindSpec<S extends z.ZodType> {
   /** Payloads carry ids, not copies: handlers reload the current state. */
-  payload: S;
+  payload: (zod: Zod) => S;
   /** The default priority; enqueue may pass another (a batch send). */
   lane: number;
   /** @default DEFAULT_MAX_ATTEMPTS */
@@ -39,42 +45,43 @@ function kind<S extends z.ZodType>(spec: KindSpec<S>): KindSpec<S> {
   return spec;
 }
 
-const None = z.object({}).passthrough();
+const None = (z: Zod) => z.object({}).passthrough();
 
 export const JOB_KINDS = {
   "message.send": kind({
-    payload: z.object({ messageId: z.string() }),
+    payload: (z) => z.object({ messageId: z.string() }),
     lane: PRIORITY.live,
     maxAttempts: 12,
     uniqueKey: (p) => `message.send:${p.messageId}`,
   }),
   "meta.inbound": kind({
-    payload: z.object({ payloadId: z.string() }),
+    payload: (z) => z.object({ payloadId: z.string() }),
     lane: PRIORITY.inbound,
     maxAttempts: 20,
     uniqueKey: (p) => `meta.inbound:${p.payloadId}`,
   }),
   /** One status report that matched no message yet, tried again on its own. */
   "meta.status": kind({
-    payload: z.object({
-      payloadId: z.string(),
-      entry: z.number().int(),
-      change: z.number().int(),
-      status: z.number().int(),
-    }),
+    payload: (z) =>
+      z.object({
+        payloadId: z.string(),
+        entry: z.number().int(),
+        change: z.number().int(),
+        status: z.number().int(),
+      }),
     lane: PRIORITY.inbound,
     maxAttempts: 20,
     uniqueKey: (p) =>
       `meta.status:${p.payloadId}:${p.entry}.${p.change}.${p.status}`,
   }),
   "media.download": kind({
-    payload: z.object({ mediaId: z.string() }),
+    payload: (z) => z.object({ mediaId: z.string() }),
     lane: PRIORITY.media,
     maxAttempts: 8,
     uniqueKey: (p) => `media.download:${p.mediaId}`,
   }),
   "webhook.deliver": kind({
-    payload: z.object({ deliveryId: z.string() }),
+    payload: (z) => z.object({ deliveryId: z.string() }),
     lane: PRIORITY.webhook,
     // The attempt schedule lives in the delivery rows; a job only fails when
     // the database does, and must outlast an outage rather than drop its row
@@ -83,7 +90,7 @@ export const JOB_KINDS = {
     uniqueKey: (p) => `webhook.deliver:${p.deliveryId}`,
   }),
   "social.refresh": kind({
-    payload: z.object({ socialAccountId: z.string() }),
+    payload: (z) => z.object({ socialAccountId: z.string() }),
     lane: PRIORITY.maintenance,
   }),
   "social.refresh_all": kind({ payload: None, lane: PRIORITY.maintenance }),
@@ -93,15 +100,31 @@ export const JOB_KINDS = {
 
 export type JobKind = keyof typeof JOB_KINDS;
 
-/** What enqueue takes for kind K. */
-export type JobPayload<K extends JobKind> = z.input<
+/** Kind K's payload schema. */
+type PayloadSchema<K extends JobKind> = ReturnType<
   (typeof JOB_KINDS)[K]["payload"]
 >;
 
+/** What enqueue takes for kind K. */
+export type JobPayload<K extends JobKind> = z.input<PayloadSchema<K>>;
+
 /** What the handler of kind K gets (parsed by its schema). */
-export type ParsedPayload<K extends JobKind> = z.output<
-  (typeof JOB_KINDS)[K]["payload"]
->;
+export type ParsedPayload<K extends JobKind> = z.output<PayloadSchema<K>>;
+
+const built = new Map<JobKind, z.ZodType>();
+
+/** Kind K's payload schema, built (and zod imported) on its first use. */
+export async function payloadSchema<K extends JobKind>(
+  kind: K,
+): Promise<z.ZodType<ParsedPayload<K>>> {
+  let schema = built.get(kind);
+  if (!schema) {
+    const { z } = await import("zod");
+    schema = JOB_KINDS[kind].payload(z);
+    built.set(kind, schema);
+  }
+  return schema as z.ZodType<ParsedPayload<K>>;
+}
 
 /** True for a kind in the table (a kind read from the database or config). */
 export function isJobKind(kind: string): kind is JobKind {

@@ -9,30 +9,35 @@ import type { Container } from "../container.ts";
 import { AppError, RetryLater } from "../errors.ts";
 import { isLastAttempt } from "./attempts.ts";
 import type { z } from "zod";
-import { JOB_KINDS, type JobKind, type ParsedPayload } from "./kinds.ts";
+import { type JobKind, payloadSchema } from "./kinds.ts";
 import { classify } from "./settle.ts";
 import { type JobContext, type JobHandler, Snooze } from "./worker_pool.ts";
 import type { DefineJob, RunnableJob } from "./handlers/job.ts";
-import { messageSend } from "./handlers/message_send.ts";
-import { metaInbound } from "./handlers/meta_inbound.ts";
-import { metaStatus } from "./handlers/meta_status.ts";
-import { mediaDownload } from "./handlers/media_download.ts";
-import { webhookDeliver } from "./handlers/webhook_deliver.ts";
-import { socialRefresh } from "./handlers/social_refresh.ts";
-import { socialRefreshAll } from "./handlers/social_refresh_all.ts";
-import { jobsRescue } from "./handlers/jobs_rescue.ts";
-import { jobsPrune } from "./handlers/jobs_prune.ts";
 
-const HANDLERS: { [K in JobKind]: DefineJob<K> } = {
-  "message.send": messageSend,
-  "meta.inbound": metaInbound,
-  "meta.status": metaStatus,
-  "media.download": mediaDownload,
-  "webhook.deliver": webhookDeliver,
-  "social.refresh": socialRefresh,
-  "social.refresh_all": socialRefreshAll,
-  "jobs.rescue": jobsRescue,
-  "jobs.prune": jobsPrune,
+/**
+ * Each kind's handler module, imported the first time a job of the kind
+ * runs (with its payload schema, see kinds.ts), so the program starts
+ * without loading them and the domain they call.
+ */
+const HANDLERS: { [K in JobKind]: () => Promise<DefineJob<K>> } = {
+  "message.send": async () =>
+    (await import("./handlers/message_send.ts")).messageSend,
+  "meta.inbound": async () =>
+    (await import("./handlers/meta_inbound.ts")).metaInbound,
+  "meta.status": async () =>
+    (await import("./handlers/meta_status.ts")).metaStatus,
+  "media.download": async () =>
+    (await import("./handlers/media_download.ts")).mediaDownload,
+  "webhook.deliver": async () =>
+    (await import("./handlers/webhook_deliver.ts")).webhookDeliver,
+  "social.refresh": async () =>
+    (await import("./handlers/social_refresh.ts")).socialRefresh,
+  "social.refresh_all": async () =>
+    (await import("./handlers/social_refresh_all.ts")).socialRefreshAll,
+  "jobs.rescue": async () =>
+    (await import("./handlers/jobs_rescue.ts")).jobsRescue,
+  "jobs.prune": async () =>
+    (await import("./handlers/jobs_prune.ts")).jobsPrune,
 };
 
 function classifyText(err: unknown): string {
@@ -80,17 +85,36 @@ export function jobHandler<P>(
   };
 }
 
-/** Every job kind the program runs, with its handler. */
+/** Every job kind the program runs, with its handler (loaded on first use). */
 export function createJobHandlers(c: Container): Record<JobKind, JobHandler> {
   const out = {} as Record<JobKind, JobHandler>;
   for (const kind of Object.keys(HANDLERS) as JobKind[]) {
-    const define = HANDLERS[kind] as DefineJob<typeof kind>;
-    const schema = JOB_KINDS[kind].payload as unknown as z.ZodType<
-      ParsedPayload<typeof kind>
-    >;
-    out[kind] = jobHandler(kind, schema, define(c));
+    out[kind] = onFirstUse(() => loadHandler(c, kind));
   }
   return out;
+}
+
+async function loadHandler<K extends JobKind>(
+  c: Container,
+  kind: K,
+): Promise<JobHandler> {
+  const load = HANDLERS[kind] as () => Promise<DefineJob<K>>;
+  const [schema, define] = await Promise.all([payloadSchema(kind), load()]);
+  return jobHandler(kind, schema, define(c));
+}
+
+/** A handler that loads the real one on its first call (again, if that failed) and then calls it directly. */
+function onFirstUse(load: () => Promise<JobHandler>): JobHandler {
+  let loaded: JobHandler | undefined;
+  let loading: Promise<JobHandler> | undefined;
+  return (payload, ctx) => {
+    if (loaded) return loaded(payload, ctx);
+    loading ??= load().then((handler) => loaded = handler, (err) => {
+      loading = undefined;
+      throw err;
+    });
+    return loading.then((handler) => handler(payload, ctx));
+  };
 }
 
 /**

@@ -1,6 +1,7 @@
 // What `serve` loads: the libSQL client, the S3 client, the simulator, the
 // admin CLI and the API route groups only when a configuration, a command or
-// a request needs them. One test reads
+// a request needs them; zod, libphonenumber's metadata, the job handlers and
+// the inbound domain not before the first request or job that uses them. One test reads
 // the static module graph (`deno info --json`), the other the modules a real
 // `serve` on a file database with media on disk evaluates (`-L debug` logs
 // every ES module V8 loads).
@@ -30,6 +31,20 @@ const LAZY: { what: string; match: (url: string) => boolean }[] = [
     match: (u) =>
       /\/src\/http\/(routes\/(?!(health|docs|docs_page|meta_webhook|metrics|media_download)\.ts)\w+|schemas\/\w+|openapi|openapi_document)\.ts$/
         .test(u) || u.includes("zod-openapi"),
+  },
+  { what: "zod", match: (u) => /[/:]zod@/.test(u) },
+  {
+    what: "node:util (the admin CLI's parseArgs) and node:dns",
+    match: (u) => u === "node:util" || u.startsWith("node:dns"),
+  },
+  { what: "libphonenumber-js", match: (u) => u.includes("libphonenumber-js") },
+  {
+    what: "the job handlers",
+    match: (u) => /\/src\/jobs\/handlers\/(?!job\.ts$)\w+\.ts$/.test(u),
+  },
+  {
+    what: "the inbound domain",
+    match: (u) => u.includes("/src/domain/inbound/"),
   },
   {
     what: "the dev and admin CLI",

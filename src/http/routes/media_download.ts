@@ -1,13 +1,15 @@
 import { Hono } from "hono";
 import type { Container } from "../../container.ts";
-import { openSignedMedia } from "../../domain/media/media_service.ts";
 import type { AppEnv } from "../env.ts";
+
+/** The media domain (and the phone metadata its channel lookups load), imported on the first download. */
+const media = () => import("../../domain/media/media_service.ts");
 
 /** GET /media/download/:id?expires&signature: the bytes behind a URL this server signed (on PUBLIC_BASE_URL). */
 export function mediaDownloadRoutes(container: Container): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
   app.get("/media/download/:id", async (c) => {
-    const file = await openSignedMedia(container, {
+    const file = await (await media()).openSignedMedia(container, {
       mediaId: c.req.param("id"),
       expires: c.req.query("expires"),
       signature: c.req.query("signature"),

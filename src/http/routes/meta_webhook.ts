@@ -1,9 +1,5 @@
 import { type Context, Hono } from "hono";
 import type { Container } from "../../container.ts";
-import {
-  acceptMetaWebhook,
-  verifyHandshake,
-} from "../../domain/inbound/inbound_service.ts";
 import { AppError } from "../../errors.ts";
 import { MetaSignatureCheck } from "../../upstream/meta_signature.ts";
 import type { AppEnv } from "../env.ts";
@@ -14,11 +10,15 @@ import {
   WebhookGate,
 } from "../webhook_gate.ts";
 
+/** The inbound domain (and zod, which parses Meta's payloads), imported on the first callback. */
+const inbound = () => import("../../domain/inbound/inbound_service.ts");
+
 /** Upstream callbacks: the verification handshake and signed event deliveries. */
 export function metaWebhookRoutes(container: Container): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
   const gate = new WebhookGate(container.clock);
-  app.get("/meta/webhook", (c) => {
+  app.get("/meta/webhook", async (c) => {
+    const { verifyHandshake } = await inbound();
     const challenge = verifyHandshake(container, {
       mode: c.req.query("hub.mode"),
       token: c.req.query("hub.verify_token"),
@@ -52,7 +52,7 @@ export function metaWebhookRoutes(container: Container): Hono<AppEnv> {
     const verified = check.matches();
     ticket.done(!verified);
     if (!verified) throw badSignature();
-    await acceptMetaWebhook(container, raw);
+    await (await inbound()).acceptMetaWebhook(container, raw);
     return c.text("EVENT_RECEIVED", 200);
   });
   return app;
