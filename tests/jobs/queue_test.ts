@@ -269,6 +269,30 @@ engineTest(
 );
 
 engineTest(
+  "a job claimed again gets a new lease token; the old one settles nothing",
+  async (h) => {
+    const db = h.container.db;
+    const id = await enqueueUnchecked(db, {
+      kind: "t.again",
+      payload: {},
+      priority: PRIORITY.live,
+    }, h.clock.now());
+    const [first] = await claimDue(h);
+    // The worker holding `first` dies: its lease expires and is rescued.
+    clockOf(h).advance(LEASE_MS + 1);
+    assert.equal(await rescueExpiredLeases(db, h.clock.now()), 1);
+    const [second] = await claimDue(h);
+    assert.equal(second!.id, id);
+    assert.equal(second!.rowid, first!.rowid);
+    assert.notEqual(second!.leaseToken, first!.leaseToken);
+    assert.equal(await complete(db, first!, h.clock.now()), false);
+    assert.equal((await row(h, id)).state, "running");
+    assert.equal(await complete(db, second!, h.clock.now()), true);
+    assert.equal((await row(h, id)).state, "completed");
+  },
+);
+
+engineTest(
   "fail() discards a permanent error at once and honours retryAt",
   async (h) => {
     const db = h.container.db;
