@@ -184,6 +184,7 @@ engineTest(
     const [second] = await claimDue(h, 10, "w2");
     assert.equal(second!.id, id);
     assert.equal(second!.attempt, 2);
+    assert.notEqual(second!.leaseToken, first!.leaseToken);
     assert.equal(second!.errors.length, 1);
     assert.match(
       second!.errors[0]!.error,
