@@ -147,9 +147,15 @@ export class GroupCommit {
    * hundreds of milliseconds: once groups have run IO_TURN_MS in a row, the
    * next starts on setTimeout(0), which lets the runtime read the sockets
    * first.
+   *
+   * So does every group that takes a bulk unit: after a short group (a live
+   * send, status callbacks) a setImmediate started the next batch's tens of
+   * milliseconds before the runtime wrote the answers just committed or
+   * read the requests that came meanwhile, so a live send waited for the
+   * batch running when it arrived and then for the next one.
    */
   #schedule(): void {
-    if (performance.now() - this.#ioAt < IO_TURN_MS) {
+    if (performance.now() - this.#ioAt < IO_TURN_MS && !this.#bulkNext()) {
       setImmediate(() => this.#drain());
       return;
     }
@@ -179,17 +185,24 @@ export class GroupCommit {
    * out MAX_BULK_PASSES groups already.
    */
   #take(): Queued[] {
+    const bulk = this.#bulkNext();
     const group = this.#live.splice(0, MAX_UNITS);
     const live = group.length > 0;
     group.push(...this.#queue.splice(0, MAX_UNITS - group.length));
-    if (this.#bulk.length === 0 || group.length >= MAX_UNITS) return group;
-    if (live && this.#bulkPasses < MAX_BULK_PASSES) {
+    if (bulk) {
+      this.#bulkPasses = 0;
+      group.push(this.#bulk.shift()!);
+    } else if (live && this.#bulk.length > 0 && group.length < MAX_UNITS) {
       this.#bulkPasses++;
-      return group;
     }
-    this.#bulkPasses = 0;
-    group.push(this.#bulk.shift()!);
     return group;
+  }
+
+  /** Whether the next group takes a bulk unit (see #take). */
+  #bulkNext(): boolean {
+    if (this.#bulk.length === 0) return false;
+    if (this.#live.length + this.#queue.length >= MAX_UNITS) return false;
+    return this.#live.length === 0 || this.#bulkPasses >= MAX_BULK_PASSES;
   }
 
   async #commit(): Promise<void> {

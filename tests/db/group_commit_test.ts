@@ -480,3 +480,73 @@ Deno.test("a writer kept busy by long groups still lets a request be read before
     client.terminate();
   }
 });
+
+Deno.test("a request that arrived while a live group ran is read before the bulk unit queued behind it starts", async () => {
+  await using h = await createHarness();
+  const commits = new GroupCommit(h.container.db);
+  let read = false;
+  let readWhenBulkStarted: boolean | undefined;
+  await using server = Deno.serve(
+    { hostname: "127.0.0.1", port: 0, onListen() {} },
+    (req) => {
+      if (new URL(req.url).pathname === "/next") read = true;
+      return new Response("ok");
+    },
+  );
+  // The client, on its own thread, holds a connection the server has
+  // already served; when told (flag 0), it writes its next request on it and
+  // says so (flag 1) once the bytes are in the server's socket.
+  const flags = new Int32Array(new SharedArrayBuffer(8));
+  const client = new Worker(
+    `data:application/javascript,${
+      encodeURIComponent(`self.onmessage = async (e) => {
+        const { port, flags } = e.data;
+        const conn = await Deno.connect({ hostname: "127.0.0.1", port });
+        const request = (path) =>
+          new TextEncoder().encode("GET " + path + " HTTP/1.1\\r\\nhost: x\\r\\n\\r\\n");
+        const buf = new Uint8Array(4096);
+        await conn.write(request("/first"));
+        await conn.read(buf);
+        self.postMessage("ready");
+        Atomics.wait(flags, 0, 0);
+        await conn.write(request("/next"));
+        Atomics.store(flags, 1, 1);
+        await conn.read(buf);
+        conn.close();
+        self.postMessage("done");
+      };`)
+    }`,
+    { type: "module" },
+  );
+  const message = () =>
+    new Promise<void>((resolve) => client.onmessage = () => resolve());
+  try {
+    const ready = message();
+    client.postMessage({ port: server.addr.port, flags });
+    await ready;
+    const done = message();
+    // Queued together: the live unit's group goes first, without the bulk
+    // unit; the request comes while it runs.
+    const live = commits.run(() => {
+      Atomics.store(flags, 0, 1);
+      Atomics.notify(flags, 0);
+      const until = performance.now() + 5_000;
+      while (Atomics.load(flags, 1) === 0 && performance.now() < until) {
+        /* the client writes its request */
+      }
+      return Promise.resolve();
+    }, { lane: "live" });
+    const bulk = commits.run(() => {
+      readWhenBulkStarted = read;
+      return Promise.resolve();
+    }, { lane: "bulk" });
+    await Promise.all([live, bulk]);
+    await done;
+    assert.equal(Atomics.load(flags, 1), 1, "the client wrote its request");
+    // Started on setImmediate, the bulk unit (tens of milliseconds of a
+    // batch) ran before the runtime read the socket.
+    assert.equal(readWhenBulkStarted, true);
+  } finally {
+    client.terminate();
+  }
+});

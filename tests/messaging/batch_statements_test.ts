@@ -102,3 +102,48 @@ engineTest(
     assert.ok(again10 <= 7, `a batch of ten took ${again10} statements`);
   },
 );
+
+engineTest(
+  "with subscriptions, a batch's webhook deliveries cost a few statements for 1 or 100",
+  async (h) => {
+    await seedTemplate(h);
+    // Two subscriptions, one disabled: every event gets a pending delivery
+    // and a skipped one; each conversation.created waits for its contact's
+    // contact.created.
+    for (const enabled of [true, false]) {
+      const hook = await h.request("POST", "/api/v2/webhooks", {
+        body: {
+          url: "http://127.0.0.1:9/hook",
+          events: ["contact.created", "conversation.created"],
+          enabled,
+        },
+      });
+      assert.equal(hook.status, 201, JSON.stringify(hook.body));
+    }
+    await statementsOf(h, freshNumbers(1));
+    const one = await statementsOf(h, freshNumbers(1));
+    const hundred = await statementsOf(h, freshNumbers(100));
+    // The same statements but for the inserts' chunks of 100 rows: 400
+    // deliveries take four, their 200 jobs two. Before: a round of
+    // statements per event (subscriptions and chains read, deliveries and
+    // jobs written), hundreds for a batch of 100 new recipients.
+    assert.equal(
+      hundred,
+      one + (4 - 1) + (2 - 1),
+      `1: ${one}, 100: ${hundred}`,
+    );
+    const rows = await h.container.db.selectFrom("webhook_deliveries")
+      .select(["status", "event", "after_root_id"]).execute();
+    assert.equal(rows.length, 2 * 2 * 102);
+    const waiting = rows.filter((r) =>
+      r.event === "conversation.created" && r.status === "pending"
+    );
+    assert.equal(waiting.length, 102);
+    assert.ok(waiting.every((r) => r.after_root_id !== null));
+    assert.ok(
+      rows.filter((r) => r.status === "skipped").every((r) =>
+        r.after_root_id === null
+      ),
+    );
+  },
+);

@@ -33,7 +33,7 @@ Deno.test("webhook queries use their indexes", async () => {
     ],
     [
       "pendingContactCreated",
-      (db) => pendingContactCreated(db, { webhookIds: [id], subjectId: id }),
+      (db) => pendingContactCreated(db, { webhookIds: [id], subjectIds: [id] }),
       /webhook_deliveries_subject_idx/,
     ],
     [

@@ -163,23 +163,36 @@ export async function dependentsOf(
   return rows.map((r) => r.id);
 }
 
-/** For each subscription, the chain of a contact.created of `subjectId` not delivered yet. */
+/**
+ * For each subject, the subscriptions' chains of a contact.created of that
+ * subject not delivered yet (subject -> subscription -> root id), in one
+ * statement for any number of subjects.
+ */
 export async function pendingContactCreated(
   db: Executor,
-  input: { webhookIds: string[]; subjectId: string },
-): Promise<Map<string, string>> {
-  if (input.webhookIds.length === 0) return new Map();
+  input: { webhookIds: string[]; subjectIds: string[] },
+): Promise<Map<string, Map<string, string>>> {
+  const out = new Map<string, Map<string, string>>();
+  if (input.webhookIds.length === 0 || input.subjectIds.length === 0) {
+    return out;
+  }
   const { rows } = await runPrecompiled<
-    { webhook_id: string; root_id: string }
+    { webhook_id: string; subject_id: string; root_id: string }
   >(
     db,
-    `select webhook_id, root_id from webhook_deliveries
+    `select webhook_id, subject_id, root_id from webhook_deliveries
       where webhook_id in (${input.webhookIds.map(() => "?").join(", ")})
-        and subject_id = ? and status = 'pending'
+        and subject_id in (select value from json_each(?))
+        and status = 'pending'
         and event = 'contact.created'`,
-    [...input.webhookIds, input.subjectId],
+    [...input.webhookIds, JSON.stringify(input.subjectIds)],
   );
-  return new Map(rows.map((r) => [r.webhook_id, r.root_id]));
+  for (const r of rows) {
+    const bySubscription = out.get(r.subject_id) ?? new Map<string, string>();
+    bySubscription.set(r.webhook_id, r.root_id);
+    out.set(r.subject_id, bySubscription);
+  }
+  return out;
 }
 
 export type AttemptResult = Pick<
