@@ -82,6 +82,34 @@ Deno.test("the checkpointer thread copies the WAL back and the next write restar
     const { rows } = await sql<{ n: number }>`select count(*) as n from t`
       .execute(opened.db);
     assert.equal(rows[0]!.n, 301);
+    assert.equal(
+      ckpt.stats.forced,
+      0,
+      "below RESTART_AFTER_FRAMES: no RESTART",
+    );
+  });
+});
+
+Deno.test("under writes that never pause, the thread's RESTART checkpoint restarts the WAL once it has restartFrames", async () => {
+  await withFileDb(Infinity, async (opened, path) => {
+    // A PASSIVE checkpoint alone trails such a writer; from 100 frames on
+    // the thread copies the rest under the write lock.
+    const ckpt = new Checkpointer(path, 5, 100);
+    try {
+      let n = 0;
+      while (ckpt.stats.forced === 0 || ckpt.stats.restarts === 0) {
+        assert.ok(n < 50_000, "no RESTART checkpoint in 50,000 commits");
+        await commit(opened, n, 20);
+        n += 20;
+        await new Promise((r) => setTimeout(r, 0)); // the thread's results
+      }
+      assert.ok(ckpt.stats.largest < WAL_AUTOCHECKPOINT_PAGES);
+      const { rows } = await sql<{ n: number }>`select count(*) as n from t`
+        .execute(opened.db);
+      assert.equal(rows[0]!.n, n);
+    } finally {
+      await ckpt.stop();
+    }
   });
 });
 
