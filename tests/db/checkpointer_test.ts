@@ -1,6 +1,9 @@
 import assert from "node:assert/strict";
 import { sql } from "kysely";
-import { openDatabase } from "../../src/db/database.ts";
+import {
+  BACKGROUND_CHECKPOINT_AFTER_WAL_PAGES,
+  openDatabase,
+} from "../../src/db/database.ts";
 import { Checkpointer } from "../../src/db/checkpointer.ts";
 import { WAL_AUTOCHECKPOINT_PAGES } from "../../src/db/sqlite_dialect.ts";
 import { waitFor } from "../_support/wait.ts";
@@ -41,6 +44,20 @@ Deno.test("a file database starts no checkpointer thread before its threshold of
     assert.equal(opened.checkpointer?.(), undefined);
     await commit(opened, 4, 1);
     assert.ok(opened.checkpointer?.(), "the fifth commit starts it");
+  });
+});
+
+Deno.test("a file database starts its checkpointer thread once the WAL has 1,000 pages, before its threshold of commits", async () => {
+  await withFileDb(Infinity, async (opened) => {
+    await commit(opened, 0, 10);
+    assert.equal(opened.checkpointer?.(), undefined);
+    await opened.db.transaction().execute((trx) =>
+      sql`with recursive s(i) as (select 11 union all select i + 1 from s
+          where i < ${10 + BACKGROUND_CHECKPOINT_AFTER_WAL_PAGES})
+          insert into t select i, randomblob(3000) from s`
+        .execute(trx)
+    );
+    assert.ok(opened.checkpointer?.(), "the commit past 1,000 pages starts it");
   });
 });
 
