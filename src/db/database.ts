@@ -55,8 +55,10 @@ export function openDatabase(
   url: string,
   options: {
     authToken?: string | undefined;
-    /** Commits before the checkpointer thread starts (file databases), or 1,000 WAL pages. */
+    /** Commits before the checkpointer thread starts (file databases). */
     checkpointAfterCommits?: number;
+    /** WAL pages after which it starts all the same. */
+    checkpointAfterWalPages?: number;
   } = {},
 ): OpenedDatabase {
   if (url.startsWith("file:") || url === ":memory:") {
@@ -69,6 +71,8 @@ export function openDatabase(
       dialect.checkpointFile = path;
       dialect.checkpointAfterCommits = options.checkpointAfterCommits ??
         BACKGROUND_CHECKPOINT_AFTER_COMMITS;
+      dialect.checkpointAfterWalPages = options.checkpointAfterWalPages ??
+        BACKGROUND_CHECKPOINT_AFTER_WAL_PAGES;
     }
     const db = new Kysely<Database>({ dialect });
     runStatementsDirectly(db, database);
@@ -115,6 +119,7 @@ class ImmediateSqliteDialect extends SqliteDialect {
   /** The file whose checkpoints a thread takes over (see Checkpointer). */
   checkpointFile: string | undefined;
   checkpointAfterCommits = Infinity;
+  checkpointAfterWalPages = Infinity;
   checkpointer: Checkpointer | undefined;
   #commits = 0;
 
@@ -144,7 +149,7 @@ class ImmediateSqliteDialect extends SqliteDialect {
       if (this.checkpointer || !this.checkpointFile) return;
       if (
         ++this.#commits >= this.checkpointAfterCommits ||
-        walPages(this.checkpointFile) >= BACKGROUND_CHECKPOINT_AFTER_WAL_PAGES
+        walPages(this.checkpointFile) >= this.checkpointAfterWalPages
       ) {
         this.checkpointer = new Checkpointer(this.checkpointFile);
       }

@@ -13,11 +13,13 @@ type Opened = ReturnType<typeof openDatabase>;
 async function withFileDb(
   afterCommits: number,
   fn: (opened: Opened, path: string) => Promise<void>,
+  afterWalPages = BACKGROUND_CHECKPOINT_AFTER_WAL_PAGES,
 ) {
   const dir = await Deno.makeTempDir({ prefix: "ckpt-" });
   const path = `${dir}/app.db`;
   const opened = openDatabase(`file:${path}`, {
     checkpointAfterCommits: afterCommits,
+    checkpointAfterWalPages: afterWalPages,
   });
   try {
     await sql`create table t (n integer primary key, body blob not null)`
@@ -127,7 +129,7 @@ Deno.test("under writes that never pause, the thread's RESTART checkpoint restar
     } finally {
       await ckpt.stop();
     }
-  });
+  }, Infinity); // this test's thread only
 });
 
 Deno.test("a checkpointer whose thread cannot open the file ends the thread, not the process", async () => {
