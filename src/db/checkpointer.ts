@@ -3,14 +3,23 @@ export interface CheckpointResult {
   busy: number;
   log: number;
   checkpointed: number;
+  /** A RESTART checkpoint copied every frame: the next write restarts the WAL. */
+  forced?: boolean;
 }
 
 /**
  * The thread: its own connection to the file, a PASSIVE checkpoint every
  * `everyMs` (it never waits for the writer; a busy checkpoint lock, the main
  * connection's safety net, returns SQLITE_BUSY at once and the next tick
- * retries), each result posted back. Source text, not a module file: `deno
- * bundle` and `deno compile` carry no file a Worker URL could point to.
+ * retries). When the WAL had `restartFrames` or more, a RESTART checkpoint
+ * right after it: it waits up to busy_timeout (10 ms, in this thread) for the
+ * write lock between two of the writer's transactions (else it is one more
+ * PASSIVE), copies under it the few frames committed since, and the next
+ * write starts the WAL from its start. A PASSIVE result's `log` is the WAL
+ * when it began, so "all copied" there says nothing of the frames committed
+ * meanwhile. Each result is posted back, `forced` when a RESTART copied all.
+ * Source text, not a module file: `deno bundle` and `deno compile` carry no
+ * file a Worker URL could point to.
  */
 const WORKER_SOURCE = `
 import { DatabaseSync } from "node:sqlite";
@@ -23,11 +32,19 @@ self.onmessage = (e) => {
     return;
   }
   db = new DatabaseSync(e.data.path);
-  db.exec("pragma busy_timeout = 0");
-  const checkpoint = db.prepare("pragma wal_checkpoint(passive)");
+  db.exec("pragma busy_timeout = 10");
+  const passive = db.prepare("pragma wal_checkpoint(passive)");
+  const restart = db.prepare("pragma wal_checkpoint(restart)");
   timer = setInterval(() => {
     try {
-      self.postMessage(checkpoint.get());
+      const done = passive.get();
+      if (done.log < e.data.restartFrames) {
+        self.postMessage(done);
+        return;
+      }
+      const forced = restart.get();
+      forced.forced = forced.busy === 0 && forced.checkpointed === forced.log;
+      self.postMessage(forced);
     } catch {}
   }, e.data.everyMs);
 };
@@ -35,6 +52,12 @@ self.onmessage = (e) => {
 
 /** How often the checkpointer's thread runs a PASSIVE checkpoint. */
 export const CHECKPOINT_EVERY_MS = 50;
+/**
+ * WAL frames (4 KB pages) from which the thread no longer waits for a
+ * PASSIVE checkpoint to catch up but takes the write lock for a moment:
+ * a fifth of the main connection's WAL_AUTOCHECKPOINT_PAGES.
+ */
+export const RESTART_AFTER_FRAMES = 2000;
 
 /**
  * Copies the WAL back into the database file from a Worker thread with its
@@ -43,10 +66,16 @@ export const CHECKPOINT_EVERY_MS = 50;
  * WAL_AUTOCHECKPOINT_PAGES blocked the loop for 50-68 ms about once a second
  * (a cause of its p99). Every 50 ms a PASSIVE checkpoint copies what was
  * committed since the last one; when it has copied everything, the next
- * write transaction restarts the WAL from its start, so the WAL stays
- * bounded. The main connection's automatic checkpoint stays as the safety
- * net: if the thread falls behind, it copies only the frames the thread has
- * not. Durability is SQLite's own either way: a commit is durable in the WAL
+ * write transaction restarts the WAL from its start. Under steady writes it
+ * rarely has: the writer commits while it copies and fsyncs, so it trails
+ * by a few hundred frames, the WAL never restarted and reached the safety
+ * net's 10,000 pages every 2-3 s, and that checkpoint ran inside a COMMIT
+ * again (16 of 29 WAL restarts in a send benchmark). So from
+ * RESTART_AFTER_FRAMES on, the thread copies the rest under the write lock
+ * (see WORKER_SOURCE): the WAL restarts there, not at the safety net. The
+ * main connection's automatic checkpoint stays as the safety net: if the
+ * thread falls behind, it copies only the frames the thread has not.
+ * Durability is SQLite's own either way: a commit is durable in the WAL
  * before any checkpoint copies it.
  */
 export class Checkpointer {
@@ -57,7 +86,8 @@ export class Checkpointer {
   #failed = false;
   /**
    * Checkpoints the thread has run, the last one's WAL frames and frames
-   * copied, how often it found the WAL restarted, and the most frames seen.
+   * copied, how often it found the WAL restarted, the most frames seen, and
+   * the RESTART checkpoints that copied everything.
    */
   readonly stats = {
     runs: 0,
@@ -65,9 +95,14 @@ export class Checkpointer {
     checkpointed: 0,
     restarts: 0,
     largest: 0,
+    forced: 0,
   };
 
-  constructor(path: string, everyMs = CHECKPOINT_EVERY_MS) {
+  constructor(
+    path: string,
+    everyMs = CHECKPOINT_EVERY_MS,
+    restartFrames = RESTART_AFTER_FRAMES,
+  ) {
     const source = new Blob([WORKER_SOURCE], { type: "text/javascript" });
     this.#url = URL.createObjectURL(source);
     this.#worker = new Worker(this.#url, { type: "module" });
@@ -78,6 +113,7 @@ export class Checkpointer {
       this.stats.largest = Math.max(this.stats.largest, e.data.log);
       this.stats.log = e.data.log;
       this.stats.checkpointed = e.data.checkpointed;
+      if (e.data.forced) this.stats.forced++;
     };
     // An error thrown in the thread would otherwise end the whole process;
     // the automatic checkpoint inside a COMMIT carries on alone instead.
@@ -86,7 +122,7 @@ export class Checkpointer {
       this.#failed = true;
       this.#worker.terminate();
     };
-    this.#worker.postMessage({ path, everyMs });
+    this.#worker.postMessage({ path, everyMs, restartFrames });
   }
 
   /** The thread failed and was ended: checkpoints run inside COMMITs again. */

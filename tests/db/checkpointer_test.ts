@@ -1,6 +1,9 @@
 import assert from "node:assert/strict";
 import { sql } from "kysely";
-import { openDatabase } from "../../src/db/database.ts";
+import {
+  BACKGROUND_CHECKPOINT_AFTER_WAL_PAGES,
+  openDatabase,
+} from "../../src/db/database.ts";
 import { Checkpointer } from "../../src/db/checkpointer.ts";
 import { WAL_AUTOCHECKPOINT_PAGES } from "../../src/db/sqlite_dialect.ts";
 import { waitFor } from "../_support/wait.ts";
@@ -10,11 +13,13 @@ type Opened = ReturnType<typeof openDatabase>;
 async function withFileDb(
   afterCommits: number,
   fn: (opened: Opened, path: string) => Promise<void>,
+  afterWalPages = BACKGROUND_CHECKPOINT_AFTER_WAL_PAGES,
 ) {
   const dir = await Deno.makeTempDir({ prefix: "ckpt-" });
   const path = `${dir}/app.db`;
   const opened = openDatabase(`file:${path}`, {
     checkpointAfterCommits: afterCommits,
+    checkpointAfterWalPages: afterWalPages,
   });
   try {
     await sql`create table t (n integer primary key, body blob not null)`
@@ -41,6 +46,20 @@ Deno.test("a file database starts no checkpointer thread before its threshold of
     assert.equal(opened.checkpointer?.(), undefined);
     await commit(opened, 4, 1);
     assert.ok(opened.checkpointer?.(), "the fifth commit starts it");
+  });
+});
+
+Deno.test("a file database starts its checkpointer thread once the WAL has 1,000 pages, before its threshold of commits", async () => {
+  await withFileDb(Infinity, async (opened) => {
+    await commit(opened, 0, 10);
+    assert.equal(opened.checkpointer?.(), undefined);
+    await opened.db.transaction().execute((trx) =>
+      sql`with recursive s(i) as (select 11 union all select i + 1 from s
+          where i < ${10 + BACKGROUND_CHECKPOINT_AFTER_WAL_PAGES})
+          insert into t select i, randomblob(3000) from s`
+        .execute(trx)
+    );
+    assert.ok(opened.checkpointer?.(), "the commit past 1,000 pages starts it");
   });
 });
 
@@ -82,7 +101,35 @@ Deno.test("the checkpointer thread copies the WAL back and the next write restar
     const { rows } = await sql<{ n: number }>`select count(*) as n from t`
       .execute(opened.db);
     assert.equal(rows[0]!.n, 301);
+    assert.equal(
+      ckpt.stats.forced,
+      0,
+      "below RESTART_AFTER_FRAMES: no RESTART",
+    );
   });
+});
+
+Deno.test("under writes that never pause, the thread's RESTART checkpoint restarts the WAL once it has restartFrames", async () => {
+  await withFileDb(Infinity, async (opened, path) => {
+    // A PASSIVE checkpoint alone trails such a writer; from 100 frames on
+    // the thread copies the rest under the write lock.
+    const ckpt = new Checkpointer(path, 5, 100);
+    try {
+      let n = 0;
+      while (ckpt.stats.forced === 0 || ckpt.stats.restarts === 0) {
+        assert.ok(n < 50_000, "no RESTART checkpoint in 50,000 commits");
+        await commit(opened, n, 20);
+        n += 20;
+        await new Promise((r) => setTimeout(r, 0)); // the thread's results
+      }
+      assert.ok(ckpt.stats.largest < WAL_AUTOCHECKPOINT_PAGES);
+      const { rows } = await sql<{ n: number }>`select count(*) as n from t`
+        .execute(opened.db);
+      assert.equal(rows[0]!.n, n);
+    } finally {
+      await ckpt.stop();
+    }
+  }, Infinity); // this test's thread only
 });
 
 Deno.test("a checkpointer whose thread cannot open the file ends the thread, not the process", async () => {

@@ -26,7 +26,14 @@ async function withFileDb(
 ) {
   const dir = await Deno.makeTempDir({ prefix: "wal-" });
   const path = `${dir}/app.db`;
-  const { db } = openDatabase(`file:${path}`);
+  // The main connection's own automatic checkpoint, the safety net, alone:
+  // a PASSIVE checkpoint of the thread (tests/db/checkpointer_test.ts) can
+  // hold the checkpoint lock when it runs, and a writer that never pauses
+  // then passes the limit by the transactions until the next one succeeds.
+  const { db } = openDatabase(`file:${path}`, {
+    checkpointAfterCommits: Infinity,
+    checkpointAfterWalPages: Infinity,
+  });
   try {
     await sql`create table t (n integer primary key, body blob not null)`
       .execute(db);
