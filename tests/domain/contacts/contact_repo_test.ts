@@ -99,8 +99,8 @@ engineTest(
     const find = (
       e164: string | null,
       userId: string | null = null,
-      on = channelId,
-    ) => findContactOnChannel(db, { accountId, channelId: on, e164, userId });
+      where = { accountId, channelId },
+    ) => findContactOnChannel(db, { ...where, e164, userId });
 
     // No conversation yet, under either Argentine spelling.
     for (const e164 of ["+5491122334455", "+541122334455"]) {
@@ -121,7 +121,8 @@ engineTest(
     });
     assert.equal((await find("+5491122334455"))?.conversation, undefined);
     assert.deepEqual(
-      (await find("+5491122334455", null, second.id))?.conversation,
+      (await find("+5491122334455", null, { accountId, channelId: second.id }))
+        ?.conversation,
       {
         id: conversation.id,
         serviceWindowExpiresAt: conversation.serviceWindowExpiresAt,
@@ -139,15 +140,11 @@ engineTest(
     assert.equal(await find(null, "AR.99999999999999999999"), undefined);
     assert.equal(await find("+15550100000"), undefined);
     const other = await h.makeTenant("on-channel-other");
-    assert.equal(
-      await findContactOnChannel(db, {
-        accountId: other.account.id,
-        channelId: other.channel.id,
-        e164: "+5491122334455",
-        userId: null,
-      }),
-      undefined,
-    );
+    const elsewhere = {
+      accountId: other.account.id,
+      channelId: other.channel.id,
+    };
+    assert.equal(await find("+5491122334455", null, elsewhere), undefined);
   },
 );
 
