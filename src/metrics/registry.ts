@@ -37,14 +37,8 @@ function labelText(labels: Labels): string {
   return parts.length ? `{${parts.join(",")}}` : "";
 }
 
-/** The series key: each name and value with its length, so no two label sets share one (every request counts twice). */
 function keyOf(labels: Labels): string {
-  let key = "";
-  for (const name in labels) {
-    const value = labels[name]!;
-    key += `${name.length}:${name}${value.length}:${value}`;
-  }
-  return key;
+  return JSON.stringify(Object.entries(labels));
 }
 
 function formatNumber(n: number): string {
