@@ -11,7 +11,11 @@ import { SendGovernor } from "./upstream/send_governor.ts";
 import type { BlobStore } from "./storage/blob_store.ts";
 import { JobInsertHook } from "./db/job_insert_hook.ts";
 import { GroupCommit } from "./db/group_commit.ts";
-import { LookupCache, LookupInvalidationHook } from "./db/lookup_cache.ts";
+import {
+  LookupCache,
+  LookupInvalidationHook,
+  sqliteEpoch,
+} from "./db/lookup_cache.ts";
 import { EgressClient } from "./egress/http_client.ts";
 import type { Resolver } from "./egress/resolver.ts";
 import { type AppMetrics, createAppMetrics } from "./metrics/app_metrics.ts";
@@ -72,6 +76,7 @@ export function createContainer(
   // Embedded SQLite reads the epoch on every request (a local point read).
   const lookups = new LookupCache(opened.db, {
     ttlMs: opened.engine === "sqlite" ? 0 : config.cacheTtlMs,
+    direct: opened.connection && sqliteEpoch(opened.connection),
   });
   const db = opened.db.withPlugin(
     new JobInsertHook((lanes) => jobs.notify(lanes)),

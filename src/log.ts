@@ -35,27 +35,53 @@ export function createLogger(
   level: LogLevel = "info",
   bindings: Record<string, unknown> = {},
 ): Logger {
-  const min = RANK[level];
-  function write(lvl: LogLevel, msg: string, fields?: Record<string, unknown>) {
-    if (RANK[lvl] < min) return;
+  return new JsonLogger(RANK[level], bindings);
+}
+
+/**
+ * Methods on the prototype: the HTTP layer makes two children per request
+ * (request id, then account), so a child is one object, not six closures.
+ */
+class JsonLogger implements Logger {
+  readonly #min: number;
+  readonly #bindings: Record<string, unknown>;
+
+  constructor(min: number, bindings: Record<string, unknown>) {
+    this.#min = min;
+    this.#bindings = bindings;
+  }
+
+  debug(msg: string, fields?: Record<string, unknown>): void {
+    if (RANK.debug >= this.#min) this.#write("debug", msg, fields);
+  }
+  info(msg: string, fields?: Record<string, unknown>): void {
+    if (RANK.info >= this.#min) this.#write("info", msg, fields);
+  }
+  warn(msg: string, fields?: Record<string, unknown>): void {
+    if (RANK.warn >= this.#min) this.#write("warn", msg, fields);
+  }
+  error(msg: string, fields?: Record<string, unknown>): void {
+    if (RANK.error >= this.#min) this.#write("error", msg, fields);
+  }
+  child(bindings: Record<string, unknown>): Logger {
+    return new JsonLogger(this.#min, {
+      ...this.#bindings,
+      ...bindings,
+    });
+  }
+
+  #write(lvl: LogLevel, msg: string, fields?: Record<string, unknown>) {
     const line: Record<string, unknown> = {
       time: new Date().toISOString(),
       level: lvl,
       msg,
-      ...bindings,
+      ...this.#bindings,
     };
     for (const [k, v] of Object.entries(fields ?? {})) line[k] = serialise(v);
     const text = JSON.stringify(line);
     if (lvl === "error" || lvl === "warn") console.error(text);
     else console.log(text);
   }
-  return {
-    debug: (m, f) => write("debug", m, f),
-    info: (m, f) => write("info", m, f),
-    warn: (m, f) => write("warn", m, f),
-    error: (m, f) => write("error", m, f),
-    child: (b) => createLogger(level, { ...bindings, ...b }),
-  };
 }
 
 /** Prints plain text for CLI commands (their output is the product, not a log). */

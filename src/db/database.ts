@@ -25,6 +25,11 @@ export interface OpenedDatabase {
   engine: Engine;
   /** Embedded SQLite file: the background checkpointer, once started. */
   checkpointer?: () => Checkpointer | undefined;
+  /**
+   * Embedded SQLite: the connection itself, for a read that must not wait
+   * for an open transaction's commit (the lookup cache's epoch).
+   */
+  connection?: NodeSqliteDatabase;
 }
 
 /** Commits on an embedded SQLite file after which its checkpoints move to a thread. */
@@ -76,7 +81,12 @@ export function openDatabase(
     }
     const db = new Kysely<Database>({ dialect });
     runStatementsDirectly(db, database);
-    return { db, engine: "sqlite", checkpointer: () => dialect.checkpointer };
+    return {
+      db,
+      engine: "sqlite",
+      checkpointer: () => dialect.checkpointer,
+      connection: database,
+    };
   }
   if (/^(libsql|https?|wss?):\/\//.test(url)) {
     const config = {

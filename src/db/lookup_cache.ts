@@ -12,6 +12,7 @@ import {
   type UnknownRow,
 } from "kysely";
 import type { Db } from "./schema.ts";
+import type { NodeSqliteDatabase } from "./sqlite_dialect.ts";
 
 const READ_EPOCH = CompiledQuery.raw(
   "select n from cache_epoch where id = 1",
@@ -35,7 +36,9 @@ const CACHED_TABLES = new Set(["api_keys", "agents", "channels", "templates"]);
  * point select; when it moved, every entry is dropped. With
  * `ttlMs` 0 (embedded SQLite) it reads the counter on every request, so a
  * revoke or a channel change is seen by the very next request, as before
- * the cache. On libSQL a read is a network round trip, so it reads at most
+ * the cache; there it reads straight on the connection (`direct`, see
+ * sqliteEpoch), so it does not queue behind the group commit's open
+ * transaction. On libSQL a read is a network round trip, so it reads at most
  * every `ttlMs` (CACHE_TTL_MS, 1 s): a change made by another process is
  * seen within that time; a change made through this process's Db is seen
  * at once (the plugin below drops the entries as the write runs).
@@ -47,24 +50,58 @@ export class LookupCache {
   #db: Db;
   #ttlMs: number;
   #now: () => number;
+  #direct: DirectEpoch | undefined;
   #entries = new Map<string, unknown>();
   #epoch: number | undefined;
   #checkedAt = -Infinity;
   /** Bumped on every clear: a load started under another generation is not kept. */
   #generation = 0;
 
-  constructor(db: Db, options: { ttlMs: number; now?: () => number }) {
+  constructor(
+    db: Db,
+    options: {
+      ttlMs: number;
+      now?: () => number;
+      /** Reads the epoch synchronously (sqliteEpoch); else through `db`. */
+      direct?: DirectEpoch | undefined;
+    },
+  ) {
     this.#db = db;
     this.#ttlMs = options.ttlMs;
     this.#now = options.now ?? (() => performance.now());
+    this.#direct = options.direct;
   }
 
-  /** Reads the epoch (when due) and drops every entry if it moved. */
-  async refresh(): Promise<void> {
+  /**
+   * Reads the epoch (when due) and drops every entry if it moved. With
+   * `direct`, an epoch that stood still costs no promise: this returns
+   * undefined.
+   */
+  refresh(): Promise<void> | undefined {
     const now = this.#now();
     if (this.#ttlMs > 0 && now - this.#checkedAt < this.#ttlMs) return;
-    const result = await this.#db.executeQuery<{ n: number }>(READ_EPOCH);
-    const epoch = Number(result.rows[0]?.n ?? 0);
+    if (this.#direct) {
+      const epoch = this.#direct.read();
+      // #epoch only ever holds a committed value, and committed values only
+      // grow: an equal read (even inside a transaction) means no change.
+      if (epoch === this.#epoch) {
+        this.#checkedAt = now;
+        return;
+      }
+      if (this.#direct.committed()) {
+        this.#moveTo(epoch, now);
+        return;
+      }
+      // Moved, but maybe by the open transaction, which may yet roll back:
+      // drop everything now and learn the committed value after its commit.
+      this.clear();
+    }
+    return this.#db.executeQuery<{ n: number }>(READ_EPOCH).then((result) =>
+      this.#moveTo(Number(result.rows[0]?.n ?? 0), now)
+    );
+  }
+
+  #moveTo(epoch: number, now: number): void {
     if (epoch !== this.#epoch) {
       this.clear();
       this.#epoch = epoch;
@@ -93,6 +130,33 @@ export class LookupCache {
     }
     return value;
   }
+}
+
+/** The epoch read synchronously on the connection that holds the transactions. */
+export interface DirectEpoch {
+  read(): number;
+  /** No transaction is open: what read() gave is committed. */
+  committed(): boolean;
+}
+
+/**
+ * The epoch read on an embedded SQLite connection itself, bypassing Kysely:
+ * a root statement through Kysely waits while the group commit holds a
+ * transaction open (most of the time under load), so every request's
+ * authentication waited for the commit in flight. Inside that transaction
+ * the read also sees its uncommitted changes, so refresh() trusts it only
+ * when it shows no change (see there).
+ */
+export function sqliteEpoch(connection: NodeSqliteDatabase): DirectEpoch {
+  return {
+    read() {
+      const rows = connection.prepare(READ_EPOCH.sql).all([]) as {
+        n: number;
+      }[];
+      return Number(rows[0]?.n ?? 0);
+    },
+    committed: () => !connection.inTransaction,
+  };
 }
 
 /**

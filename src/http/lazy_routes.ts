@@ -11,6 +11,7 @@ import { type Context, Hono } from "hono";
 import { routePath } from "hono/route";
 import type { Container } from "../container.ts";
 import type { AppEnv } from "./env.ts";
+import { appRouter } from "./pattern_router.ts";
 
 /** A route group module's factory, as `contactRoutes` is. */
 export type RouteGroup = (container: Container) => Hono<AppEnv>;
@@ -115,7 +116,7 @@ export class LazyGroups {
     options: SubApp,
   ): Promise<Hono<AppEnv>> {
     const groups = await Promise.all(section.map((g) => this.#build(g)));
-    const sub = new Hono<AppEnv>();
+    const sub = new Hono<AppEnv>({ router: appRouter() });
     sub.use("*", async (c, next) => {
       const outer = outerContext.get(c.req.raw)!;
       // What the router's middleware set before this handler (the principal

@@ -1,8 +1,9 @@
 import assert from "node:assert/strict";
 import { sql } from "kysely";
-import { engineTest, type Harness } from "../_harness.ts";
+import { createHarness, engineTest, type Harness } from "../_harness.ts";
 import { openDatabase } from "../../src/db/database.ts";
 import { LookupCache } from "../../src/db/lookup_cache.ts";
+import type { Executor } from "../../src/db/schema.ts";
 import { updateTemplateStatus } from "../../src/domain/templates/template_service.ts";
 import { seedTemplate, templateTo } from "../messaging/_helpers.ts";
 
@@ -136,3 +137,55 @@ engineTest(
     assert.equal(await cache.get("k", () => Promise.resolve("new")), "new");
   },
 );
+
+/** Runs `fn` inside a transaction held open on the container's one connection, then rolls it back. */
+async function insideOpenTransaction(
+  h: Harness,
+  fn: (trx: Executor) => Promise<void>,
+): Promise<void> {
+  const rollback = new Error("roll back");
+  await assert.rejects(
+    h.container.db.transaction().execute(async (trx) => {
+      await fn(trx);
+      throw rollback;
+    }),
+    (err) => err === rollback,
+  );
+}
+
+Deno.test("[sqlite] an unchanged epoch is read without waiting for the open transaction's commit", async () => {
+  await using h = await createHarness();
+  const cache = h.container.lookups;
+  await cache.refresh();
+  await insideOpenTransaction(h, async () => {
+    // Through Kysely this read would queue until the transaction ends.
+    assert.equal(cache.refresh(), undefined, "answered at once, no promise");
+    await Promise.resolve();
+  });
+});
+
+Deno.test("[sqlite] an epoch moved by a transaction that rolls back is not taken for a committed one", async () => {
+  await using h = await createHarness();
+  const cache = h.container.lookups;
+  await cache.refresh();
+  let loads = 0;
+  const load = () => Promise.resolve(++loads);
+  assert.equal(await cache.get("k", load), 1);
+  let pending: Promise<void> | undefined;
+  await insideOpenTransaction(h, async (trx) => {
+    // This process's own change, uncommitted: the epoch reads one higher.
+    await trx.updateTable("channels").set({ display_name: "x" }).execute();
+    pending = cache.refresh();
+    assert.ok(pending, "a moved epoch waits for the committed value");
+  });
+  await pending;
+  assert.equal(await cache.get("k", load), 2, "dropped on the move");
+  // Another process's change now lands on the very number the rolled-back
+  // transaction showed: it must still drop the entries.
+  await otherProcess(
+    h,
+    (db) => db.updateTable("channels").set({ display_name: "y" }).execute(),
+  );
+  await cache.refresh();
+  assert.equal(await cache.get("k", load), 3, "the other process's change");
+});

@@ -194,7 +194,8 @@ export async function authenticate(
   const load = () => findCredential(deps, token, hash);
   let credential: Credential | undefined;
   if (deps.lookups) {
-    await deps.lookups.refresh();
+    const refreshing = deps.lookups.refresh();
+    if (refreshing) await refreshing;
     credential = await deps.lookups.get(`auth:${hash}`, load);
   } else credential = await load();
   if (!credential) return null;

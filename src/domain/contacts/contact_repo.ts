@@ -1,4 +1,4 @@
-import { type SelectQueryBuilder, sql } from "kysely";
+import { type Compilable, type SelectQueryBuilder, sql } from "kysely";
 import { insertRow, prepared } from "../../db/prepared.ts";
 import type { ContactsTable, Database, Executor } from "../../db/schema.ts";
 import { fromJson, toJson } from "../../db/json.ts";
@@ -137,26 +137,46 @@ export async function findContact(
   return r ? toContact(r) : undefined;
 }
 
-/** The contacts of an account with one of `n` phone numbers, compiled once per `n` (every send runs it). */
-const byPhoneCount = new Map<number, ReturnType<typeof byPhones>>();
-
-function byPhones(n: number) {
-  return prepared<string, ContactsTable>((db, p) =>
-    db.selectFrom("contacts").selectAll()
-      .where("account_id", "=", p("accountId"))
-      .where(
-        "phone_number",
-        "in",
-        Array.from({ length: n }, (_, i) => p(`v${i}`)),
-      )
-  );
+/**
+ * A query over the spellings of one number (`phones`: their placeholders),
+ * compiled once per count of spellings (every send runs one). The answer
+ * is the row of the exact spelling, else of another.
+ */
+function bySpellings<R extends { phone_number: string | null }>(
+  build: (
+    db: Executor,
+    p: (name: string) => string,
+    phones: string[],
+  ) => Compilable<R>,
+) {
+  const byCount = new Map<number, ReturnType<typeof prepared<string, R>>>();
+  return async (
+    db: Executor,
+    e164: string,
+    values: Record<string, unknown>,
+  ): Promise<R | undefined> => {
+    const variants = samePhoneVariants(e164);
+    const n = variants.length;
+    let query = byCount.get(n);
+    if (!query) {
+      query = prepared<string, R>((db, p) =>
+        build(db, p, Array.from({ length: n }, (_, i) => p(`v${i}`)))
+      );
+      byCount.set(n, query);
+    }
+    const { rows } = await db.executeQuery(query(db, {
+      ...values,
+      ...Object.fromEntries(variants.map((v, i) => [`v${i}`, v])),
+    }));
+    return rows.find((row) => row.phone_number === e164) ?? rows[0];
+  };
 }
 
-function contactsByPhones(n: number) {
-  let query = byPhoneCount.get(n);
-  if (!query) byPhoneCount.set(n, query = byPhones(n));
-  return query;
-}
+const contactByPhone = bySpellings<ContactsTable>((db, p, phones) =>
+  db.selectFrom("contacts").selectAll()
+    .where("account_id", "=", p("accountId"))
+    .where("phone_number", "in", phones)
+);
 
 /**
  * Finds the contact of an E.164 number, also under its Argentine spelling
@@ -167,15 +187,82 @@ export async function findContactByPhone(
   accountId: string,
   e164: string,
 ): Promise<Contact | undefined> {
-  const variants = samePhoneVariants(e164);
-  const { rows } = await db.executeQuery(
-    contactsByPhones(variants.length)(db, {
-      accountId,
-      ...Object.fromEntries(variants.map((v, i) => [`v${i}`, v])),
-    }),
-  );
-  const r = rows.find((row) => row.phone_number === e164) ?? rows[0];
+  const r = await contactByPhone(db, e164, { accountId });
   return r ? toContact(r) : undefined;
+}
+
+/** A send's recipient: its contact and, when it has one, its conversation on the channel. */
+export interface ContactOnChannel {
+  contact: Contact;
+  conversation:
+    | { id: string; serviceWindowExpiresAt: string | null }
+    | undefined;
+}
+
+/** The contacts of an account, each with its conversation on a channel (unique per contact and channel). */
+function contactsOnChannel(db: Executor, p: (name: string) => string) {
+  return db.selectFrom("contacts as ct")
+    .leftJoin(
+      "conversations as cv",
+      (join) =>
+        join.onRef("cv.contact_id", "=", "ct.id")
+          .on("cv.channel_id", "=", p("channelId"))
+          .on("cv.account_id", "=", p("accountId")),
+    )
+    .selectAll("ct")
+    .select([
+      "cv.id as conversation_id",
+      "cv.service_window_expires_at as conversation_window",
+    ])
+    .where("ct.account_id", "=", p("accountId"));
+}
+
+type ContactOnChannelRow = ContactsTable & {
+  conversation_id: string | null;
+  conversation_window: string | null;
+};
+
+const onChannelByUserId = prepared<string, ContactOnChannelRow>((db, p) =>
+  contactsOnChannel(db, p).where("ct.user_id", "=", p("userId"))
+);
+
+const onChannelByPhone = bySpellings<ContactOnChannelRow>((db, p, phones) =>
+  contactsOnChannel(db, p).where("ct.phone_number", "in", phones)
+);
+
+function toContactOnChannel(r: ContactOnChannelRow): ContactOnChannel {
+  return {
+    contact: toContact(r),
+    conversation: r.conversation_id === null ? undefined : {
+      id: r.conversation_id,
+      serviceWindowExpiresAt: r.conversation_window,
+    },
+  };
+}
+
+/**
+ * findContactByPhone (or findContactByUserId with `userId`) and the
+ * contact's conversation on `channelId`, in one statement: what a send
+ * reads of its recipient.
+ */
+export async function findContactOnChannel(
+  db: Executor,
+  input: {
+    accountId: string;
+    channelId: string;
+    e164: string | null;
+    userId: string | null;
+  },
+): Promise<ContactOnChannel | undefined> {
+  const { accountId, channelId, e164, userId } = input;
+  if (userId !== null) {
+    const { rows } = await db.executeQuery(
+      onChannelByUserId(db, { accountId, channelId, userId }),
+    );
+    return rows[0] ? toContactOnChannel(rows[0]) : undefined;
+  }
+  const r = await onChannelByPhone(db, e164!, { accountId, channelId });
+  return r ? toContactOnChannel(r) : undefined;
 }
 
 /** Finds the contact of a BSUID, matched exactly as Meta sent it. */

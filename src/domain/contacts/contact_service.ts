@@ -16,7 +16,11 @@ import {
 } from "./contact.ts";
 import * as repo from "./contact_repo.ts";
 
-export { findContactByPhone, findContactByUserId } from "./contact_repo.ts";
+export {
+  findContactByPhone,
+  findContactByUserId,
+  findContactOnChannel,
+} from "./contact_repo.ts";
 export { findOrCreateContact } from "./contact_identity_service.ts";
 
 export interface Deps {

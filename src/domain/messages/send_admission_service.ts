@@ -7,14 +7,10 @@ import { toDbTime } from "../../db/time.ts";
 import { toE164 } from "../phones/phone.ts";
 import type { Channel } from "../channels/channel.ts";
 import { findChannel } from "../channels/channel_repo.ts";
-import {
-  findContactByPhone,
-  findContactByUserId,
-} from "../contacts/contact_service.ts";
+import { findContactOnChannel } from "../contacts/contact_service.ts";
 import { createMissingContact } from "../contacts/contact_identity_service.ts";
 import { type Contact, isBsuid } from "../contacts/contact.ts";
 import type { Conversation } from "../conversations/conversation.ts";
-import { findConversationForContact } from "../conversations/conversation_repo.ts";
 import { createMissingConversation } from "../conversations/conversation_create_service.ts";
 import type { Template } from "../templates/template.ts";
 import { findSendableTemplate } from "../templates/template_service.ts";
@@ -131,11 +127,17 @@ async function checkTemplate(
   }
 }
 
+/** What a send reads of its conversation (a whole Conversation will do). */
+export type ConversationRef = Pick<
+  Conversation,
+  "id" | "serviceWindowExpiresAt"
+>;
+
 /** Who and where a message that passed every rule goes. */
 export interface Admitted {
   channel: Channel;
   contact: Contact;
-  conversation: Conversation;
+  conversation: ConversationRef;
 }
 
 /**
@@ -153,19 +155,18 @@ export async function admit(
 ): Promise<Admitted | "opted_out"> {
   const channel = await channelFor(trx, ctx, input.phoneNumberId);
   const { userId, phone, to } = recipientOf(input);
-  const existing: Contact | undefined = userId
-    ? await findContactByUserId(trx, ctx.accountId, userId)
-    : await findContactByPhone(trx, ctx.accountId, to);
+  // The contact and its conversation on the channel: one statement.
+  const found = await findContactOnChannel(trx, {
+    accountId: ctx.accountId,
+    channelId: channel.id,
+    e164: phone,
+    userId,
+  });
+  const existing = found?.contact;
   if (options.respectOptOut && existing && !existing.optedIn) {
     return "opted_out";
   }
-  const conversation = existing
-    ? await findConversationForContact(trx, {
-      accountId: ctx.accountId,
-      contactId: existing.id,
-      channelId: channel.id,
-    })
-    : undefined;
+  const conversation = found?.conversation;
   await checkRules(trx, ctx, input, { channel, to, conversation });
   // Both were looked up above, in this transaction: what is missing is created.
   const contact = existing ??
@@ -212,7 +213,11 @@ export async function checkRules(
   trx: Executor,
   ctx: SendContext,
   input: SendMessageInput,
-  where: { channel: Channel; to: string; conversation?: Conversation },
+  where: {
+    channel: Channel;
+    to: string;
+    conversation?: ConversationRef | undefined;
+  },
 ): Promise<void> {
   const { channel, to, conversation } = where;
   if (needsServiceWindow(input.type)) {

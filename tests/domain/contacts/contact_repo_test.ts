@@ -5,7 +5,11 @@ import {
   type ContactFilter,
   contactPageQuery,
   findContactByPhone,
+  findContactOnChannel,
+  setContactIdentity,
 } from "../../../src/domain/contacts/contact_repo.ts";
+import { createChannel } from "../../../src/domain/channels/channel_service.ts";
+import { createMissingConversation } from "../../../src/domain/conversations/conversation_create_service.ts";
 import {
   createContact,
   findOrCreateContact,
@@ -71,6 +75,76 @@ engineTest(
       await findContactByPhone(db, other.account.id, "+5491122334455"),
       undefined,
     );
+  },
+);
+
+engineTest(
+  "findContactOnChannel finds what findContactByPhone finds, with its conversation on that channel only",
+  async (h) => {
+    const accountId = h.tenant.account.id;
+    const db = h.container.db;
+    const channelId = h.tenant.channel.id;
+    const second = await createChannel(h.container, {
+      accountId,
+      phoneNumber: "+15550109999",
+      displayName: "second line",
+      upstreamPhoneNumberId: "106540352249999",
+      wabaId: "102290129399999",
+      accessToken: "token-second",
+    });
+    const ana = await createContact(h.container, {
+      accountId,
+      phoneNumber: "+5491122334455",
+    });
+    const find = (
+      e164: string | null,
+      userId: string | null = null,
+      where = { accountId, channelId },
+    ) => findContactOnChannel(db, { ...where, e164, userId });
+
+    // No conversation yet, under either Argentine spelling.
+    for (const e164 of ["+5491122334455", "+541122334455"]) {
+      const found = await find(e164);
+      assert.equal(found?.contact.id, ana.id);
+      assert.deepEqual(
+        found?.contact,
+        await findContactByPhone(db, accountId, e164),
+      );
+      assert.equal(found?.conversation, undefined);
+    }
+    // A conversation on the second channel is not this channel's.
+    const { conversation } = await createMissingConversation(db, {
+      accountId,
+      contactId: ana.id,
+      channelId: second.id,
+      now: h.clock.now(),
+    });
+    assert.equal((await find("+5491122334455"))?.conversation, undefined);
+    assert.deepEqual(
+      (await find("+5491122334455", null, { accountId, channelId: second.id }))
+        ?.conversation,
+      {
+        id: conversation.id,
+        serviceWindowExpiresAt: conversation.serviceWindowExpiresAt,
+      },
+    );
+    // By BSUID, exactly; unknown numbers and other accounts find nothing.
+    await setContactIdentity(db, ana.id, {
+      userId: "AR.13491208655302741918",
+      updatedAt: "2026-01-01T00:00:00.000Z",
+    });
+    assert.equal(
+      (await find(null, "AR.13491208655302741918"))?.contact.id,
+      ana.id,
+    );
+    assert.equal(await find(null, "AR.99999999999999999999"), undefined);
+    assert.equal(await find("+15550100000"), undefined);
+    const other = await h.makeTenant("on-channel-other");
+    const elsewhere = {
+      accountId: other.account.id,
+      channelId: other.channel.id,
+    };
+    assert.equal(await find("+5491122334455", null, elsewhere), undefined);
   },
 );
 
