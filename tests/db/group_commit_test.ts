@@ -320,13 +320,16 @@ Deno.test("units queued by separate tasks before the writer starts share one gro
   const commits = new GroupCommit(h.container.db);
   // Two HTTP requests are two tasks: the first one's unit must not start a
   // group alone before the second one's unit (ready in the same turn) queues.
+  // Two immediates are two tasks queued in one turn, as two requests read in
+  // one poll are (two zero timeouts may straddle a millisecond and fire in
+  // different turns, which made this test flaky).
   const units = await new Promise<Promise<number>[]>((resolve) => {
     const out: Promise<number>[] = [];
-    setTimeout(() => out.push(commits.run(() => Promise.resolve(1))), 0);
-    setTimeout(() => {
+    setImmediate(() => out.push(commits.run(() => Promise.resolve(1))));
+    setImmediate(() => {
       out.push(commits.run(() => Promise.resolve(2)));
       resolve(out);
-    }, 0);
+    });
   });
   assert.deepEqual(await Promise.all(units), [1, 2]);
   assert.deepEqual(commits.stats, { groups: 1, units: 2, largest: 2 });
