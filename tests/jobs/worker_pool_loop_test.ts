@@ -192,6 +192,22 @@ engineTest("drain() releases a job still running at the timeout", async (h) => {
   assert.equal(JSON.parse(r.errors)[0].error, "Released at shutdown");
 });
 
+/** Queues 300 batch jobs (kind t.batch), starts `p` and waits until 3 of them run (`started()`). */
+async function startBehindBatch(
+  h: Harness,
+  p: WorkerPool,
+  started: () => number,
+): Promise<void> {
+  const batch = Array.from({ length: 300 }, (_, i) => ({
+    kind: "t.batch",
+    payload: { i },
+    priority: PRIORITY.batch,
+  }));
+  await enqueueManyUnchecked(h.container.db, batch, h.clock.now());
+  p.start();
+  await waitFor(() => started() === 3, { what: "3 batch jobs to start" });
+}
+
 engineTest(
   "a live job takes the reserved slot while batch jobs fill the rest",
   async (h) => {
@@ -209,16 +225,7 @@ engineTest(
         return Promise.resolve();
       },
     });
-    const batch = Array.from({ length: 300 }, (_, i) => ({
-      kind: "t.batch",
-      payload: { i },
-      priority: PRIORITY.batch,
-    }));
-    await enqueueManyUnchecked(db, batch, h.clock.now());
-    p.start();
-    await waitFor(() => started.length === 3, {
-      what: "3 batch jobs to start",
-    });
+    await startBehindBatch(h, p, () => started.length);
     await add(db, h, { kind: "t.live", priority: PRIORITY.live });
     p.notify();
     await waitFor(() => started.includes("live"), { what: "the live job" });
@@ -248,16 +255,7 @@ engineTest(
       "t.batch": () => hold("batch"),
       "t.live": (payload) => hold((payload as { name: string }).name),
     }, { urgentSlots: 2 });
-    const batch = Array.from({ length: 300 }, (_, i) => ({
-      kind: "t.batch",
-      payload: { i },
-      priority: PRIORITY.batch,
-    }));
-    await enqueueManyUnchecked(db, batch, h.clock.now());
-    p.start();
-    await waitFor(() => started.length === 3, {
-      what: "3 batch jobs to start",
-    });
+    await startBehindBatch(h, p, () => started.length);
     await add(db, h, { kind: "t.live", payload: { name: "live 1" } });
     p.notify();
     await waitFor(() => started.includes("live 1"), { what: "live 1" });
