@@ -18,10 +18,13 @@
  * --mixed 1 spreads every batch over all numbers (to compare against one number per batch);
  * --statuses N stops the simulator's status callbacks after sent (1) or delivered (2);
  * --pin 0 runs unpinned even where taskset works.
+ * BENCH_LIVE_DUMP=file writes every live send (accept time, HTTP time,
+ * status, id, simulator receipt) as JSON, to line up with server-side traces.
  */
 import {
   api,
   freshNumber,
+  type Json,
   machine,
   numberFlags,
   reportServerLog,
@@ -195,13 +198,24 @@ async function enqueueBacklog(run: Run): Promise<void> {
   run.enqueueDoneAt = Date.now();
 }
 
-/** One live send every N ms on a random number, without waiting for the previous answer. */
+/**
+ * One live send every N ms on a random number, without waiting for the
+ * previous answer; the requests go out from a Worker (_bench_live_client.ts).
+ */
 async function liveSends(run: Run, keepGoing: () => boolean): Promise<void> {
+  const client = new Worker(
+    new URL("./_bench_live_client.ts", import.meta.url).href,
+    { type: "module" },
+  );
+  const pending = new Map<number, (answer: Json) => void>();
+  client.onmessage = (e) => {
+    pending.get(e.data.k)?.(e.data);
+    pending.delete(e.data.k);
+  };
   const inflight: Promise<void>[] = [];
   for (let k = 0; keepGoing() && Date.now() < run.capAt; k++) {
     const ch = Math.floor(Math.random() * run.channels.length);
     const n = 10_000_000 + k;
-    const body = welcome(freshNumber(n), n, run.channels[ch]!.id);
     const record: LiveSend = {
       id: null,
       ch,
@@ -212,16 +226,26 @@ async function liveSends(run: Run, keepGoing: () => boolean): Promise<void> {
     };
     run.live.push(record);
     inflight.push(
-      api(run.server, "POST", "/messages", body).then((res) => {
-        record.httpMs = Date.now() - record.acceptAt;
-        record.status = res.status;
-        if (res.status === 201) record.id = res.body.data.id;
+      new Promise<Json>((resolve) => pending.set(k, resolve)).then((a) => {
+        Object.assign(record, {
+          acceptAt: a.acceptAt,
+          httpMs: a.httpMs,
+          status: a.status,
+          id: a.id,
+        });
       }),
     );
+    client.postMessage({
+      k,
+      url: `${run.server.baseUrl}/api/v2/messages`,
+      key: run.server.apiKey,
+      body: welcome(freshNumber(n), n, run.channels[ch]!.id),
+    });
     const due = run.started + (k + 1) * flags["live-every"];
     await sleep(Math.max(0, due - Date.now()));
   }
   await Promise.all(inflight);
+  client.terminate();
 }
 
 function progress(run: Run, what: string): void {
@@ -359,6 +383,16 @@ async function main(): Promise<void> {
     await poll(run);
     const stats = await sim(server, "GET", "/stats");
     report(run, { ...stats, cap: flags.cap });
+    const dump = Deno.env.get("BENCH_LIVE_DUMP");
+    if (dump) {
+      Deno.writeTextFileSync(
+        dump,
+        JSON.stringify(run.live.map((l) => ({
+          ...l,
+          simAt: l.id ? run.firstAt.get(l.id) ?? null : null,
+        }))),
+      );
+    }
     const perChannel = reportChannels(run, stats.throttledByNumber);
     const liveP99 = reportLive(run);
     const hookDuplicates = reportHooks(run);

@@ -6,9 +6,12 @@
  * Lanes: claims are ordered by priority (lower first), so a live send queued behind 10,000 batch
  * jobs is the next one claimed. On top of that, one slot is reserved: when all but one slot are
  * busy, the last free slot only claims jobs with priority <= PRIORITY.inbound. So at most
- * `concurrency - 1` slots ever run webhook, media, batch or maintenance work, and a backlog of
- * slow batch jobs never makes a live send or inbound processing wait for a slot (with
- * `concurrency: 1` there is no reserve).
+ * `concurrency - 1` slots ever run webhook, media, batch or maintenance work. Live and inbound
+ * jobs also have `urgentSlots` more beyond `concurrency`: a batch send holds its slot while it
+ * waits on the upstream (hundreds of milliseconds while a campaign is enqueued), so with the
+ * reserved slot taken by one live send, the next one used to wait until a batch job ended. A
+ * backlog of slow batch jobs thus never makes a live send or inbound processing wait for a slot
+ * (with `concurrency: 1` there is no reserve and no urgent slot).
  */
 import { setImmediate } from "node:timers";
 import type { Clock } from "../clock.ts";
@@ -54,6 +57,11 @@ export interface WorkerPoolOptions {
    */
   reserveUrgentSlot?: boolean;
   /**
+   * Slots beyond `concurrency` that only live and inbound jobs take (see the
+   * top of this file); only with the reserved slot. @default 4
+   */
+  urgentSlots?: number;
+  /**
    * At most this many running jobs per job group (a webhook subscription). A
    * group held at the cap by slow jobs has its due backlog parked a little
    * later (see GroupCap), so other groups' claims never wade through it.
@@ -79,6 +87,8 @@ export class WorkerPool {
   #pollMs: number;
   #rescueEveryMs: number;
   #reserveUrgentSlot: boolean;
+  /** Slots only live and inbound jobs take: the reserved one and the urgent ones beyond `concurrency`. */
+  #reserved: number;
   #groups: GroupCap | undefined;
   #lanes: readonly number[] | undefined;
   #settler: Settler;
@@ -111,6 +121,9 @@ export class WorkerPool {
     this.#rescueEveryMs = opts.rescueEveryMs ?? 5_000;
     this.#pollMs = opts.pollMs ?? 50;
     this.#reserveUrgentSlot = opts.reserveUrgentSlot ?? true;
+    this.#reserved = this.#concurrency > 1 && this.#reserveUrgentSlot
+      ? 1 + (opts.urgentSlots ?? 4)
+      : 0;
 
     this.#lanes = opts.lanes;
     this.workerId = opts.workerId ??
@@ -240,7 +253,7 @@ export class WorkerPool {
           await new Promise((resolve) => setImmediate(resolve));
           continue;
         }
-        const full = this.#running.size >= this.#concurrency;
+        const full = this.#running.size >= this.#capacity();
         await this.#sleep(full ? Infinity : this.#pollMs, true);
       } catch (err) {
         errors++;
@@ -251,10 +264,15 @@ export class WorkerPool {
     }
   }
 
-  /** Claims into the free slots, keeping the last one for live and inbound work; true if all filled. */
+  /** Slots in all: `concurrency`, and the urgent ones beyond it. */
+  #capacity(): number {
+    return this.#concurrency + Math.max(0, this.#reserved - 1);
+  }
+
+  /** Claims into the free slots, keeping the reserved ones for live and inbound work; true if all filled. */
   async #fill(): Promise<boolean> {
     this.#notified = false;
-    const free = this.#concurrency - this.#running.size;
+    const free = this.#capacity() - this.#running.size;
     if (free <= 0) return false;
     const now = this.#clock.now();
     if (now.getTime() >= this.#nextRescueAt) {
@@ -274,12 +292,13 @@ export class WorkerPool {
       ...(this.#lanes ? { lanes: this.#lanes } : {}),
       ...this.#groupCap(),
     };
-    const open = this.#concurrency === 1 || !this.#reserveUrgentSlot
-      ? free
-      : free - 1;
-    // The reserved slot takes only live or inbound work: claimed in the same
-    // statement, it is filled only by a job that is urgent enough.
-    const reserve = open < free
+    const open = Math.max(0, free - this.#reserved);
+    // The reserved slots take only live or inbound work: claimed in the same
+    // statement, they are filled only by jobs that are urgent enough; with
+    // no other slot free, only urgent jobs are looked for.
+    const reserve = open === 0
+      ? { maxPriority: PRIORITY.inbound }
+      : open < free
       ? { reserve: { slots: free - open, maxPriority: PRIORITY.inbound } }
       : {};
     const probe = !this.#lastFull;

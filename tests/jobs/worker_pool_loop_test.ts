@@ -192,6 +192,22 @@ engineTest("drain() releases a job still running at the timeout", async (h) => {
   assert.equal(JSON.parse(r.errors)[0].error, "Released at shutdown");
 });
 
+/** Queues 300 batch jobs (kind t.batch), starts `p` and waits until 3 of them run (`started()`). */
+async function startBehindBatch(
+  h: Harness,
+  p: WorkerPool,
+  started: () => number,
+): Promise<void> {
+  const batch = Array.from({ length: 300 }, (_, i) => ({
+    kind: "t.batch",
+    payload: { i },
+    priority: PRIORITY.batch,
+  }));
+  await enqueueManyUnchecked(h.container.db, batch, h.clock.now());
+  p.start();
+  await waitFor(() => started() === 3, { what: "3 batch jobs to start" });
+}
+
 engineTest(
   "a live job takes the reserved slot while batch jobs fill the rest",
   async (h) => {
@@ -209,16 +225,7 @@ engineTest(
         return Promise.resolve();
       },
     });
-    const batch = Array.from({ length: 300 }, (_, i) => ({
-      kind: "t.batch",
-      payload: { i },
-      priority: PRIORITY.batch,
-    }));
-    await enqueueManyUnchecked(db, batch, h.clock.now());
-    p.start();
-    await waitFor(() => started.length === 3, {
-      what: "3 batch jobs to start",
-    });
+    await startBehindBatch(h, p, () => started.length);
     await add(db, h, { kind: "t.live", priority: PRIORITY.live });
     p.notify();
     await waitFor(() => started.includes("live"), { what: "the live job" });
@@ -227,6 +234,60 @@ engineTest(
     await waitFor(async () => await completed(db) === 301, {
       timeoutMs: 30_000,
     });
+    assert.equal(await p.drain(5_000), true);
+  },
+);
+
+engineTest(
+  "a live job is claimed while another holds the reserved slot and batch jobs hold the rest, up to the urgent slots",
+  async (h) => {
+    const db = h.container.db;
+    const started: string[] = [];
+    // Every job holds its slot until its gate opens: the batch sends and the
+    // first live one waiting on a slow upstream.
+    const gates: { name: string; open: () => void }[] = [];
+    const hold = (name: string) => {
+      started.push(name);
+      return new Promise<void>((open) => gates.push({ name, open }));
+    };
+    const openAll = () => gates.splice(0).forEach((g) => g.open());
+    const p = pool(h, {
+      "t.batch": () => hold("batch"),
+      "t.live": (payload) => hold((payload as { name: string }).name),
+    }, { urgentSlots: 2 });
+    await startBehindBatch(h, p, () => started.length);
+    await add(db, h, { kind: "t.live", payload: { name: "live 1" } });
+    p.notify();
+    await waitFor(() => started.includes("live 1"), { what: "live 1" });
+    // Four slots busy: live 2 and 3 take the two urgent slots; live 4, in
+    // the same claim, finds none left.
+    await enqueueManyUnchecked(
+      db,
+      ["live 2", "live 3", "live 4"].map((name) => ({
+        kind: "t.live",
+        payload: { name },
+        priority: PRIORITY.live,
+      })),
+      h.clock.now(),
+    );
+    p.notify();
+    await waitFor(() => started.includes("live 3"), { what: "live 3" });
+    assert.deepEqual(started, [
+      "batch",
+      "batch",
+      "batch",
+      "live 1",
+      "live 2",
+      "live 3",
+    ]);
+    gates.find((g) => g.name === "live 1")!.open();
+    await waitFor(() => started.includes("live 4"), { what: "live 4" });
+    // No batch job took the slot live 1 gave back.
+    assert.equal(started.filter((s) => s === "batch").length, 3);
+    await waitFor(async () => {
+      openAll();
+      return await completed(db) === 304;
+    }, { timeoutMs: 30_000, what: "every job" });
     assert.equal(await p.drain(5_000), true);
   },
 );
