@@ -1,7 +1,11 @@
 import type { Db, Executor } from "../../db/schema.ts";
 import { AppError } from "../../errors.ts";
 import { subjectOf } from "../webhooks/delivery.ts";
-import { type Fanning, fanOutMany } from "../webhooks/fanout_service.ts";
+import {
+  type Fanning,
+  fanOutMany,
+  type HeldFanOuts,
+} from "../webhooks/fanout_service.ts";
 import {
   EVENT_TYPES,
   type InsertedEvent,
@@ -17,14 +21,17 @@ export type { EventType, NewEvent } from "./event_repo.ts";
  * Records a domain event and a webhook delivery for every subscription that
  * wants it; pass the transaction that writes the row the event is about, so
  * the row, its event and their deliveries commit together (or not at all).
- * Returns the event id.
+ * With `held`, the deliveries are made when the caller flushes it (in the
+ * same transaction). Returns the event id.
  */
 export async function recordEvent(
   trx: Executor,
   event: NewEvent,
+  held?: HeldFanOuts,
 ): Promise<string> {
   const inserted = await insertEventRow(trx, event);
-  await fanOutMany(trx, event.accountId, [fanning(event, inserted)]);
+  if (held) held.add(event.accountId, fanning(event, inserted));
+  else await fanOutMany(trx, event.accountId, [fanning(event, inserted)]);
   return inserted.id;
 }
 

@@ -28,6 +28,7 @@ import {
 } from "../messages/status.ts";
 import { touchContactLastMessage } from "../messages/send_repo.ts";
 import { recordStatusChange } from "../messages/status_service.ts";
+import type { HeldFanOuts } from "../webhooks/fanout_service.ts";
 import {
   inboundContent,
   type MetaMessage,
@@ -207,12 +208,16 @@ export async function applyStatus(
   );
 }
 
-/** applyStatus() in the caller's transaction (a status-only webhook's own). */
+/**
+ * applyStatus() in the caller's transaction (a status-only webhook's own);
+ * with `held`, its event's deliveries are made when the caller flushes it.
+ */
 export async function applyStatusIn(
   trx: Executor,
   deps: Pick<ApplyDeps, "clock" | "log">,
   channel: Channel,
   status: MetaStatus,
+  held?: HeldFanOuts,
 ): Promise<boolean> {
   const reported = reportedStatus(status.status);
   if (!reported) {
@@ -246,7 +251,8 @@ export async function applyStatusIn(
   await recordStatusChange(trx, row, {
     to: decision.to,
     now,
-    waMessageId: status.id,
+    // Found by its upstream id, a message has it: no write to keep it.
+    ...(row.wa_message_id ? {} : { waMessageId: status.id }),
     ...(reported === "failed"
       ? {
         errorCode: error ? String(error.code) : "unknown",
@@ -254,6 +260,6 @@ export async function applyStatusIn(
           error?.title ?? "Delivery failed",
       }
       : {}),
-  });
+  }, held);
   return true;
 }

@@ -1,6 +1,7 @@
 import type { Executor } from "../../db/schema.ts";
 import { updateLastMessageStatus } from "../conversations/conversation_service.ts";
 import { recordEvent } from "../events/event_service.ts";
+import type { HeldFanOuts } from "../webhooks/fanout_service.ts";
 import {
   findMessageById,
   type MessageRow,
@@ -21,13 +22,15 @@ export interface StatusChange {
 /**
  * Moves a message from its current status (as read in `row`) to `change.to`
  * in the caller's transaction, mirrors it on the conversation and records one
- * `message.status_changed` event. False (and nothing written) when the
- * message is no longer in the status `row` shows.
+ * `message.status_changed` event (its deliveries made when `held` is flushed,
+ * if given). False (and nothing written) when the message is no longer in
+ * the status `row` shows.
  */
 export async function recordStatusChange(
   trx: Executor,
   row: MessageRow,
   change: StatusChange,
+  held?: HeldFanOuts,
 ): Promise<boolean> {
   const moved = await transitionStatus(trx, row.id, {
     from: row.status,
@@ -45,6 +48,6 @@ export async function recordStatusChange(
     type: "message.status_changed",
     data: statusChangedPayload(toMessage(updated), row.status),
     createdAt: change.now,
-  });
+  }, held);
   return true;
 }
