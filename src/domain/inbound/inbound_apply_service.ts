@@ -7,7 +7,7 @@ import { toDbTime } from "../../db/time.ts";
 import type { Channel } from "../channels/channel.ts";
 import { recordInbound } from "../conversations/conversation_service.ts";
 import { setReferral } from "../conversations/conversation_write_repo.ts";
-import { recordEvent } from "../events/event_service.ts";
+import { type HeldEvents, recordEvent } from "../events/event_service.ts";
 import { previewOf } from "../messages/outbound.ts";
 import {
   findAccountMessageByWamid,
@@ -28,7 +28,6 @@ import {
 } from "../messages/status.ts";
 import { touchContactLastMessage } from "../messages/send_repo.ts";
 import { recordStatusChange } from "../messages/status_service.ts";
-import type { HeldFanOuts } from "../webhooks/fanout_service.ts";
 import {
   inboundContent,
   type MetaMessage,
@@ -217,7 +216,7 @@ export async function applyStatusIn(
   deps: Pick<ApplyDeps, "clock" | "log">,
   channel: Channel,
   status: MetaStatus,
-  held?: HeldFanOuts,
+  held?: HeldEvents,
 ): Promise<boolean> {
   const reported = reportedStatus(status.status);
   if (!reported) {

@@ -16,7 +16,7 @@ import type { Channel } from "../channels/channel.ts";
 import { findChannelByUpstreamId } from "../channels/channel_repo.ts";
 import { toDbTime } from "../../db/time.ts";
 import { PRIORITY } from "../../jobs/queue.ts";
-import { HeldFanOuts } from "../webhooks/fanout_service.ts";
+import { HeldEvents } from "../events/event_service.ts";
 import { RecordBatcher } from "../webhooks/record_batcher.ts";
 import { applyStatusIn } from "./inbound_apply_service.ts";
 import {
@@ -132,10 +132,11 @@ export async function applyStatusWebhook(
 }
 
 /**
- * Applies the callbacks of one unit, in arrival order: each one's channels
- * read once per unit, statuses, retries and stored payload, then the events'
- * deliveries of them all and the payloads in one multi-row write each (a
- * unit that fails is written again one callback at a time: RecordBatcher).
+ * Applies the callbacks of one unit, in arrival order (channels read once
+ * per unit, then statuses and retries), then writes the events of them all
+ * with their deliveries and jobs (HeldEvents), and the stored payloads, in
+ * one multi-row statement each (a unit that fails is written again one
+ * callback at a time: RecordBatcher).
  * Per callback, its count of unmatched statuses, or null when a phone number
  * id is unknown (nothing of it written: it goes down the job path).
  */
@@ -145,7 +146,7 @@ async function writeCallbacks(
   callbacks: Callback[],
 ): Promise<(number | null)[]> {
   const channels = new Map<string, Channel | undefined>();
-  const held = new HeldFanOuts();
+  const held = new HeldEvents();
   const payloads: NewInboundPayload[] = [];
   const out: (number | null)[] = [];
   for (const { id, text, now, changes } of callbacks) {

@@ -1,7 +1,6 @@
 import type { Executor } from "../../db/schema.ts";
 import { updateLastMessageStatus } from "../conversations/conversation_service.ts";
-import { recordEvent } from "../events/event_service.ts";
-import type { HeldFanOuts } from "../webhooks/fanout_service.ts";
+import { type HeldEvents, recordEvent } from "../events/event_service.ts";
 import {
   findMessageById,
   type MessageRow,
@@ -30,7 +29,7 @@ export async function recordStatusChange(
   trx: Executor,
   row: MessageRow,
   change: StatusChange,
-  held?: HeldFanOuts,
+  held?: HeldEvents,
 ): Promise<boolean> {
   const moved = await transitionStatus(trx, row.id, {
     from: row.status,

@@ -75,31 +75,6 @@ export async function fanOut(
 }
 
 /**
- * Fan-outs held back until the end of a unit that writes many events one by
- * one (the status callbacks of a group commit): each event's row is written
- * at once, in order, and flush() then makes the deliveries and jobs of them
- * all with one fanOutMany() per account, in the same transaction, the same
- * rows and order as a fanOut() per event.
- */
-export class HeldFanOuts {
-  #items: { accountId: string; fanning: Fanning }[] = [];
-
-  add(accountId: string, fanning: Fanning): void {
-    this.#items.push({ accountId, fanning });
-  }
-
-  /** Fans out what was added (in `trx`, the events' own); returns how many deliveries it queued. */
-  async flush(trx: Executor): Promise<number> {
-    const byAccount = Map.groupBy(this.#items.splice(0), (i) => i.accountId);
-    let queued = 0;
-    for (const [accountId, items] of byAccount) {
-      queued += await fanOutMany(trx, accountId, items.map((i) => i.fanning));
-    }
-    return queued;
-  }
-}
-
-/**
  * fanOut() of many events of one account, in the order given, with the same
  * rows and jobs as one fanOut() per event, in a few statements whatever
  * their number (a batch of 100 new recipients fans out 200 events): the
