@@ -9,6 +9,12 @@ import type { GraphApi } from "../../src/upstream/graph_api.ts";
 import { metaChange } from "../messaging/_helpers.ts";
 import { holdWriter, turns } from "../_support/group_commit.ts";
 import { GroupCommit } from "../../src/db/group_commit.ts";
+import type { ManualClock } from "../../src/clock.ts";
+import {
+  findMessageById,
+  toMessage,
+} from "../../src/domain/messages/message_repo.ts";
+import { statusChangedPayload } from "../../src/domain/messages/message_events.ts";
 import {
   type KyselyPlugin,
   type PluginTransformQueryArgs,
@@ -257,10 +263,13 @@ engineTest(
     const one = await statementsOfCallbacks(h, wamids.slice(0, 1));
     const two = await statementsOfCallbacks(h, wamids.slice(1, 3));
     const three = await statementsOfCallbacks(h, wamids.slice(3, 6));
-    // a + b * n: b what each status writes itself (its message and
-    // conversation), a what the unit pays once whatever its size.
+    // a + b * n: b what each status costs itself, a what the unit pays once
+    // whatever its size.
     const each = two - one;
     assert.equal(three - two, each, JSON.stringify({ one, two, three }));
+    // Its message read by upstream id, its status moved, its conversation's
+    // mirror: the moved row is not read again.
+    assert.equal(each, 3, JSON.stringify({ one, two, three }));
     assert.ok(
       one - each >= 6,
       `shared by the unit: ${one - each} statements (${
@@ -290,5 +299,45 @@ engineTest(
       jobs.map((j) => j.unique_key).filter((k) => keys.includes(k!)),
       keys,
     );
+  },
+);
+
+engineTest(
+  "each status_changed event carries the message as stored after its change (sent sets the upstream id, failed its error)",
+  async (h) => {
+    const lastEvent = async () => {
+      const e = await h.container.db.selectFrom("events").select("data")
+        .where("type", "=", "message.status_changed").orderBy("seq", "desc")
+        .executeTakeFirstOrThrow();
+      return JSON.parse(e.data);
+    };
+    const stored = async (id: string, previous: string) =>
+      JSON.parse(JSON.stringify(statusChangedPayload(
+        toMessage((await findMessageById(h.container.db, id))!),
+        previous,
+      )));
+    // queued -> sent by the send itself: the upstream id appears.
+    const id = await sentMessage(h, "wamid.E1");
+    assert.deepEqual(await lastEvent(), await stored(id, "queued"));
+    (h.clock as ManualClock).advance(1_000);
+    await acceptMetaWebhook(
+      h.container,
+      webhook(h, { statuses: [status("wamid.E1", "delivered")] }),
+    );
+    assert.deepEqual(await lastEvent(), await stored(id, "sent"));
+    // A failure report on another message: its error columns.
+    const other = await sentMessage(h, "wamid.E2");
+    await acceptMetaWebhook(
+      h.container,
+      webhook(h, {
+        statuses: [{
+          ...status("wamid.E2", "failed"),
+          errors: [{ code: 131047, title: "Re-engagement message" }],
+        }],
+      }),
+    );
+    const failed = await lastEvent();
+    assert.equal(failed.errorCode, "131047");
+    assert.deepEqual(failed, await stored(other, "sent"));
   },
 );

@@ -2,7 +2,6 @@ import type { Executor } from "../../db/schema.ts";
 import { updateLastMessageStatus } from "../conversations/conversation_service.ts";
 import { type HeldEvents, recordEvent } from "../events/event_service.ts";
 import {
-  findMessageById,
   type MessageRow,
   toMessage,
   transitionStatus,
@@ -19,8 +18,9 @@ export interface StatusChange {
 }
 
 /**
- * Moves a message from its current status (as read in `row`) to `change.to`
- * in the caller's transaction, mirrors it on the conversation and records one
+ * Moves a message from its current status (as read in `row`, in this same
+ * transaction) to `change.to` in the caller's transaction, mirrors it on the
+ * conversation and records one
  * `message.status_changed` event (its deliveries made when `held` is flushed,
  * if given). False (and nothing written) when the message is no longer in
  * the status `row` shows.
@@ -36,7 +36,18 @@ export async function recordStatusChange(
     ...change,
   });
   if (!moved) return false;
-  const updated = (await findMessageById(trx, row.id))!;
+  // The row as these writes left it, without reading it again: `row` was
+  // read in this transaction, so nothing else has changed it since.
+  const updated: MessageRow = {
+    ...row,
+    status: change.to,
+    updated_at: change.now,
+    wa_message_id: row.wa_message_id ?? change.waMessageId ?? null,
+    ...(change.errorCode !== undefined ? { error_code: change.errorCode } : {}),
+    ...(change.errorMessage !== undefined
+      ? { error_message: change.errorMessage }
+      : {}),
+  };
   await updateLastMessageStatus(trx, {
     conversationId: updated.conversation_id,
     messageId: updated.id,
