@@ -8,26 +8,29 @@ import { acceptMetaWebhook } from "../../src/domain/inbound/inbound_service.ts";
 import type { GraphApi } from "../../src/upstream/graph_api.ts";
 import { metaChange } from "../messaging/_helpers.ts";
 import { holdWriter, turns } from "../_support/group_commit.ts";
-import { GroupCommit } from "../../src/db/group_commit.ts";
+import { countedCommits } from "../_support/statements.ts";
 import type { ManualClock } from "../../src/clock.ts";
 import {
   findMessageById,
   toMessage,
 } from "../../src/domain/messages/message_repo.ts";
 import { statusChangedPayload } from "../../src/domain/messages/message_events.ts";
-import {
-  type KyselyPlugin,
-  type PluginTransformQueryArgs,
-  type PluginTransformResultArgs,
-  type QueryResult,
-  type RootOperationNode,
-  sql,
-  type UnknownRow,
-} from "kysely";
+import { sql } from "kysely";
 
 /** A template message sent upstream as `wamid`, so status reports can match it. */
 async function sentMessage(h: Harness, wamid: string): Promise<string> {
   const id = await queuedTemplate(h);
+  await send(h, id, wamid);
+  return id;
+}
+
+/** Sends queued message `id`, the upstream answering `wamid` (recorded through `commits`). */
+async function send(
+  h: Harness,
+  id: string,
+  wamid: string,
+  commits = h.container.commits,
+): Promise<void> {
   const graph: GraphApi = {
     sendMessage: () =>
       Promise.resolve({ wamid, waId: null, messageStatus: null }),
@@ -35,8 +38,7 @@ async function sentMessage(h: Harness, wamid: string): Promise<string> {
     getMediaInfo: () => Promise.reject(new Error("unused")),
     downloadMedia: () => Promise.reject(new Error("unused")),
   };
-  await deliverMessage({ ...h.container, graph }, id);
-  return id;
+  await deliverMessage({ ...h.container, graph, commits }, id);
 }
 
 function webhook(h: Harness, value: Record<string, unknown>): Uint8Array {
@@ -206,20 +208,6 @@ engineTest(
   },
 );
 
-/** Counts every statement executed through the Kysely it is added to. */
-class StatementCounter implements KyselyPlugin {
-  count = 0;
-  transformQuery(args: PluginTransformQueryArgs): RootOperationNode {
-    return args.node;
-  }
-  transformResult(
-    args: PluginTransformResultArgs,
-  ): Promise<QueryResult<UnknownRow>> {
-    this.count++;
-    return Promise.resolve(args.result);
-  }
-}
-
 /**
  * Accepts one "delivered" callback per wamid, all gathered into one group
  * commit (over a db that counts statements; its gathering window closes when
@@ -229,11 +217,7 @@ async function statementsOfCallbacks(
   h: Harness,
   wamids: string[],
 ): Promise<number> {
-  const counter = new StatementCounter();
-  const windows: (() => void)[] = [];
-  const commits = new GroupCommit(h.container.db.withPlugin(counter), {
-    defer: (fn) => windows.push(fn),
-  });
+  const { commits, counter, windows, close } = countedCommits(h.container.db);
   const pending = wamids.map((wamid) =>
     acceptMetaWebhook(
       { ...h.container, commits },
@@ -241,8 +225,8 @@ async function statementsOfCallbacks(
     )
   );
   await turns(20);
-  assert.equal(windows.length, 1, "one gathering window for all of them");
-  windows[0]!();
+  assert.equal(windows(), 1, "one gathering window for all of them");
+  close();
   await Promise.all(pending);
   assert.deepEqual(commits.stats, { groups: 1, units: 1, largest: 1 });
   return counter.count;
@@ -339,5 +323,66 @@ engineTest(
     const failed = await lastEvent();
     assert.equal(failed.errorCode, "131047");
     assert.deepEqual(failed, await stored(other, "sent"));
+  },
+);
+
+engineTest(
+  "sends that end together are recorded in one unit: their sent events, deliveries and jobs cost one statement each, not one per send",
+  async (h) => {
+    const res = await h.request("POST", "/api/v2/webhooks", {
+      body: {
+        url: "http://127.0.0.1:9/hook",
+        events: ["message.status_changed"],
+      },
+    });
+    assert.equal(res.status, 201, JSON.stringify(res.body));
+    const ids: string[] = [];
+    for (let i = 0; i < 6; i++) ids.push(await queuedTemplate(h));
+    const statementsOf = async (from: number, to: number) => {
+      const { commits, counter, windows, close } = countedCommits(
+        h.container.db,
+      );
+      const pending = ids.slice(from, to).map((id) =>
+        send(h, id, `wamid.R-${id}`, commits)
+      );
+      await turns(20);
+      assert.equal(windows(), 1, "one gathering window for all of them");
+      close();
+      await Promise.all(pending);
+      assert.deepEqual(commits.stats, { groups: 1, units: 1, largest: 1 });
+      return counter.count;
+    };
+    const one = await statementsOf(0, 1);
+    const two = await statementsOf(1, 3);
+    const three = await statementsOf(3, 6);
+    const each = two - one;
+    assert.equal(three - two, each, JSON.stringify({ one, two, three }));
+    // Its message read, its status moved, its upstream id kept, its
+    // conversation's mirror; the rest once per unit.
+    assert.equal(each, 4, JSON.stringify({ one, two, three }));
+    assert.ok(one - each >= 5, JSON.stringify({ one, two, three }));
+    const sent = await h.container.db.selectFrom("messages")
+      .select(["id", "status", "wa_message_id"]).where("id", "in", ids)
+      .execute();
+    for (const m of sent) {
+      assert.equal(m.status, "sent");
+      assert.equal(m.wa_message_id, `wamid.R-${m.id}`);
+    }
+    // One event, delivery and job per send, written in the order recorded.
+    const events = await h.container.db.selectFrom("events").select("id")
+      .where("type", "=", "message.status_changed").orderBy("seq").execute();
+    assert.equal(events.length, 6);
+    const deliveries = await h.container.db.selectFrom("webhook_deliveries")
+      .select(["id", "event_id"]).orderBy(sql`rowid`).execute();
+    assert.deepEqual(
+      deliveries.map((d) => d.event_id),
+      events.map((e) => e.id),
+    );
+    const jobs = await h.container.db.selectFrom("jobs").select("unique_key")
+      .where("kind", "=", "webhook.deliver").orderBy(sql`rowid`).execute();
+    assert.deepEqual(
+      jobs.map((j) => j.unique_key),
+      deliveries.map((d) => `webhook.deliver:${d.id}`),
+    );
   },
 );
