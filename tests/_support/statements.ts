@@ -9,7 +9,9 @@ import type {
   UnknownRow,
 } from "kysely";
 import type { Db } from "../../src/db/schema.ts";
+import assert from "node:assert/strict";
 import { GroupCommit } from "../../src/db/group_commit.ts";
+import { turns } from "./group_commit.ts";
 
 /** Counts every statement executed through the Kysely it is added to. */
 export class StatementCounter implements KyselyPlugin {
@@ -26,21 +28,24 @@ export class StatementCounter implements KyselyPlugin {
 }
 
 /**
- * A group commit over `db` that counts its statements, and whose gathering
- * windows (RunOptions.gatherMs) stay open until the test calls `close()`.
+ * Runs the units `start` sends to a group commit over `db` whose gathering
+ * window stays open until all of them reached it, so they are one unit of
+ * one transaction (asserted); returns the statements they cost.
  */
-export function countedCommits(db: Db) {
+export async function statementsOfGathered(
+  db: Db,
+  start: (commits: GroupCommit) => Promise<unknown>[],
+): Promise<number> {
   const counter = new StatementCounter();
   const windows: (() => void)[] = [];
   const commits = new GroupCommit(db.withPlugin(counter), {
     defer: (fn) => windows.push(fn),
   });
-  return {
-    commits,
-    counter,
-    /** Gathering windows opened so far. */
-    windows: () => windows.length,
-    /** Closes the open windows: what gathered runs. */
-    close: () => windows.splice(0).forEach((fn) => fn()),
-  };
+  const pending = start(commits);
+  await turns(20);
+  assert.equal(windows.length, 1, "one gathering window for all of them");
+  windows[0]!();
+  await Promise.all(pending);
+  assert.deepEqual(commits.stats, { groups: 1, units: 1, largest: 1 });
+  return counter.count;
 }

@@ -7,8 +7,8 @@ import { deliverMessage } from "../../src/domain/messages/delivery_service.ts";
 import { acceptMetaWebhook } from "../../src/domain/inbound/inbound_service.ts";
 import type { GraphApi } from "../../src/upstream/graph_api.ts";
 import { metaChange } from "../messaging/_helpers.ts";
-import { holdWriter, turns } from "../_support/group_commit.ts";
-import { countedCommits } from "../_support/statements.ts";
+import { holdWriter } from "../_support/group_commit.ts";
+import { statementsOfGathered } from "../_support/statements.ts";
 import type { ManualClock } from "../../src/clock.ts";
 import {
   findMessageById,
@@ -217,19 +217,16 @@ async function statementsOfCallbacks(
   h: Harness,
   wamids: string[],
 ): Promise<number> {
-  const { commits, counter, windows, close } = countedCommits(h.container.db);
-  const pending = wamids.map((wamid) =>
-    acceptMetaWebhook(
-      { ...h.container, commits },
-      webhook(h, { statuses: [status(wamid, "delivered")] }),
-    )
+  return await statementsOfGathered(
+    h.container.db,
+    (commits) =>
+      wamids.map((wamid) =>
+        acceptMetaWebhook(
+          { ...h.container, commits },
+          webhook(h, { statuses: [status(wamid, "delivered")] }),
+        )
+      ),
   );
-  await turns(20);
-  assert.equal(windows(), 1, "one gathering window for all of them");
-  close();
-  await Promise.all(pending);
-  assert.deepEqual(commits.stats, { groups: 1, units: 1, largest: 1 });
-  return counter.count;
 }
 
 engineTest(
@@ -338,20 +335,14 @@ engineTest(
     assert.equal(res.status, 201, JSON.stringify(res.body));
     const ids: string[] = [];
     for (let i = 0; i < 6; i++) ids.push(await queuedTemplate(h));
-    const statementsOf = async (from: number, to: number) => {
-      const { commits, counter, windows, close } = countedCommits(
+    const statementsOf = (from: number, to: number) =>
+      statementsOfGathered(
         h.container.db,
+        (commits) =>
+          ids.slice(from, to).map((id) =>
+            send(h, id, `wamid.R-${id}`, commits)
+          ),
       );
-      const pending = ids.slice(from, to).map((id) =>
-        send(h, id, `wamid.R-${id}`, commits)
-      );
-      await turns(20);
-      assert.equal(windows(), 1, "one gathering window for all of them");
-      close();
-      await Promise.all(pending);
-      assert.deepEqual(commits.stats, { groups: 1, units: 1, largest: 1 });
-      return counter.count;
-    };
     const one = await statementsOf(0, 1);
     const two = await statementsOf(1, 3);
     const three = await statementsOf(3, 6);

@@ -17,7 +17,7 @@ import { findChannelByUpstreamId } from "../channels/channel_repo.ts";
 import { toDbTime } from "../../db/time.ts";
 import { PRIORITY } from "../../jobs/queue.ts";
 import { HeldEvents } from "../events/event_service.ts";
-import { RecordBatcher } from "../webhooks/record_batcher.ts";
+import { batcherOf, RecordBatcher } from "../webhooks/record_batcher.ts";
 import { applyStatusIn } from "./inbound_apply_service.ts";
 import {
   insertInboundPayloads,
@@ -92,20 +92,13 @@ interface Callback {
 }
 
 /** The writer of each group commit's callbacks (one per container). */
-const writers = new WeakMap<object, RecordBatcher<Callback, number | null>>();
-
-function writerOf(deps: StatusWebhookDeps) {
-  let writer = writers.get(deps.commits);
-  if (!writer) {
-    writer = new RecordBatcher(
-      deps.commits,
-      (trx, callbacks) => writeCallbacks(trx, deps, callbacks),
-      STATUS_GATHER,
-    );
-    writers.set(deps.commits, writer);
-  }
-  return writer;
-}
+const writerOf = batcherOf((deps: StatusWebhookDeps) =>
+  new RecordBatcher<Callback, number | null>(
+    deps.commits,
+    (trx, callbacks) => writeCallbacks(trx, deps, callbacks),
+    STATUS_GATHER,
+  )
+);
 
 /**
  * Stores a status-only payload processed and applies its statuses, with the

@@ -19,7 +19,7 @@ import {
 } from "./message_repo.ts";
 import { recordStatusChange } from "./status_service.ts";
 import { HeldEvents } from "../events/event_service.ts";
-import { RecordBatcher } from "../webhooks/record_batcher.ts";
+import { batcherOf, RecordBatcher } from "../webhooks/record_batcher.ts";
 
 export interface DeliveryDeps {
   db: Db;
@@ -213,20 +213,13 @@ interface Accepted {
 }
 
 /** The recorder of each group commit (one per container). */
-const recorders = new WeakMap<object, RecordBatcher<Accepted, void>>();
-
-function recorderOf(deps: DeliveryDeps): RecordBatcher<Accepted, void> {
-  let recorder = recorders.get(deps.commits);
-  if (!recorder) {
-    recorder = new RecordBatcher(
-      deps.commits,
-      (trx, accepted) => writeAccepted(trx, deps, accepted),
-      RECORD_GATHER,
-    );
-    recorders.set(deps.commits, recorder);
-  }
-  return recorder;
-}
+const recorderOf = batcherOf((deps: DeliveryDeps) =>
+  new RecordBatcher<Accepted, void>(
+    deps.commits,
+    (trx, accepted) => writeAccepted(trx, deps, accepted),
+    RECORD_GATHER,
+  )
+);
 
 /**
  * Records the sends that ended together in one unit of a group commit: each
