@@ -8,11 +8,29 @@ import { acceptMetaWebhook } from "../../src/domain/inbound/inbound_service.ts";
 import type { GraphApi } from "../../src/upstream/graph_api.ts";
 import { metaChange } from "../messaging/_helpers.ts";
 import { holdWriter } from "../_support/group_commit.ts";
+import { statementsOfGathered } from "../_support/statements.ts";
+import type { ManualClock } from "../../src/clock.ts";
+import {
+  findMessageById,
+  toMessage,
+} from "../../src/domain/messages/message_repo.ts";
+import { statusChangedPayload } from "../../src/domain/messages/message_events.ts";
 import { sql } from "kysely";
 
 /** A template message sent upstream as `wamid`, so status reports can match it. */
 async function sentMessage(h: Harness, wamid: string): Promise<string> {
   const id = await queuedTemplate(h);
+  await send(h, id, wamid);
+  return id;
+}
+
+/** Sends queued message `id`, the upstream answering `wamid` (recorded through `commits`). */
+async function send(
+  h: Harness,
+  id: string,
+  wamid: string,
+  commits = h.container.commits,
+): Promise<void> {
   const graph: GraphApi = {
     sendMessage: () =>
       Promise.resolve({ wamid, waId: null, messageStatus: null }),
@@ -20,8 +38,7 @@ async function sentMessage(h: Harness, wamid: string): Promise<string> {
     getMediaInfo: () => Promise.reject(new Error("unused")),
     downloadMedia: () => Promise.reject(new Error("unused")),
   };
-  await deliverMessage({ ...h.container, graph }, id);
-  return id;
+  await deliverMessage({ ...h.container, graph, commits }, id);
 }
 
 function webhook(h: Harness, value: Record<string, unknown>): Uint8Array {
@@ -164,11 +181,11 @@ engineTest(
     await blocker;
     const [g1, g2, g3] = await Promise.all(pending);
     const stats = h.container.commits.stats;
-    assert.equal(stats.units - before.units, 3);
-    // On SQLite each callback's channel lookup also waits for the writer, so
-    // the three may reach it in two groups; never one transaction each.
+    // One unit of the three, rolled back whole; then each alone, in one
+    // more transaction: never one transaction each.
+    assert.equal(stats.units - before.units, 1 + 3);
     assert.ok(
-      stats.groups - before.groups < 3,
+      stats.groups - before.groups < 4,
       `${stats.groups - before.groups} commits for 3 callbacks`,
     );
     assert.equal(await messageStatus(h, ids[0]!), "delivered");
@@ -187,6 +204,176 @@ engineTest(
       events.map((e) => JSON.parse(e.data).newStatus).sort(),
       ["delivered", "delivered", "sent", "sent", "sent"],
       "no event of the rolled-back unit",
+    );
+  },
+);
+
+/**
+ * Accepts one "delivered" callback per wamid, all gathered into one group
+ * commit (over a db that counts statements; its gathering window closes when
+ * every callback has reached it). Returns the statements they cost.
+ */
+async function statementsOfCallbacks(
+  h: Harness,
+  wamids: string[],
+): Promise<number> {
+  return await statementsOfGathered(
+    h.container.db,
+    (commits) =>
+      wamids.map((wamid) =>
+        acceptMetaWebhook(
+          { ...h.container, commits },
+          webhook(h, { statuses: [status(wamid, "delivered")] }),
+        )
+      ),
+  );
+}
+
+engineTest(
+  "status callbacks that arrive together are one unit: channel, subscriptions, events, deliveries, jobs and payloads cost one statement each, not one per callback",
+  async (h) => {
+    for (const events of [["message.status_changed"], ["contact.created"]]) {
+      const res = await h.request("POST", "/api/v2/webhooks", {
+        body: { url: "http://127.0.0.1:9/hook", events },
+      });
+      assert.equal(res.status, 201, JSON.stringify(res.body));
+    }
+    const wamids = Array.from({ length: 6 }, (_, i) => `wamid.N${i}`);
+    const ids: string[] = [];
+    for (const wamid of wamids) ids.push(await sentMessage(h, wamid));
+    const one = await statementsOfCallbacks(h, wamids.slice(0, 1));
+    const two = await statementsOfCallbacks(h, wamids.slice(1, 3));
+    const three = await statementsOfCallbacks(h, wamids.slice(3, 6));
+    // a + b * n: b what each status costs itself, a what the unit pays once
+    // whatever its size.
+    const each = two - one;
+    assert.equal(three - two, each, JSON.stringify({ one, two, three }));
+    // Its message read by upstream id, its status moved, its conversation's
+    // mirror: the moved row is not read again.
+    assert.equal(each, 3, JSON.stringify({ one, two, three }));
+    assert.ok(
+      one - each >= 6,
+      `shared by the unit: ${one - each} statements (${
+        JSON.stringify({ one, two, three })
+      })`,
+    );
+    for (const id of ids) assert.equal(await messageStatus(h, id), "delivered");
+    // Every callback's event has its delivery and its job, both written in
+    // event order (a subscription's jobs of the same run_at are claimed in
+    // the order they were written).
+    const events = await h.container.db.selectFrom("events").select("id")
+      .where("type", "=", "message.status_changed")
+      .where("data", "like", '%"newStatus":"delivered"%')
+      .orderBy("seq").execute();
+    assert.equal(events.length, 6);
+    const deliveries = await h.container.db.selectFrom("webhook_deliveries")
+      .select(["id", "event_id"]).where("event", "=", "message.status_changed")
+      .orderBy(sql`rowid`).execute();
+    const delivered = deliveries.filter((d) =>
+      events.some((e) => e.id === d.event_id)
+    );
+    assert.deepEqual(delivered.map((d) => d.event_id), events.map((e) => e.id));
+    const jobs = await h.container.db.selectFrom("jobs").select("unique_key")
+      .where("kind", "=", "webhook.deliver").orderBy(sql`rowid`).execute();
+    const keys = delivered.map((d) => `webhook.deliver:${d.id}`);
+    assert.deepEqual(
+      jobs.map((j) => j.unique_key).filter((k) => keys.includes(k!)),
+      keys,
+    );
+  },
+);
+
+engineTest(
+  "each status_changed event carries the message as stored after its change (sent sets the upstream id, failed its error)",
+  async (h) => {
+    const lastEvent = async () => {
+      const e = await h.container.db.selectFrom("events").select("data")
+        .where("type", "=", "message.status_changed").orderBy("seq", "desc")
+        .executeTakeFirstOrThrow();
+      return JSON.parse(e.data);
+    };
+    const stored = async (id: string, previous: string) =>
+      JSON.parse(JSON.stringify(statusChangedPayload(
+        toMessage((await findMessageById(h.container.db, id))!),
+        previous,
+      )));
+    // queued -> sent by the send itself: the upstream id appears.
+    const id = await sentMessage(h, "wamid.E1");
+    assert.deepEqual(await lastEvent(), await stored(id, "queued"));
+    (h.clock as ManualClock).advance(1_000);
+    await acceptMetaWebhook(
+      h.container,
+      webhook(h, { statuses: [status("wamid.E1", "delivered")] }),
+    );
+    assert.deepEqual(await lastEvent(), await stored(id, "sent"));
+    // A failure report on another message: its error columns.
+    const other = await sentMessage(h, "wamid.E2");
+    await acceptMetaWebhook(
+      h.container,
+      webhook(h, {
+        statuses: [{
+          ...status("wamid.E2", "failed"),
+          errors: [{ code: 131047, title: "Re-engagement message" }],
+        }],
+      }),
+    );
+    const failed = await lastEvent();
+    assert.equal(failed.errorCode, "131047");
+    assert.deepEqual(failed, await stored(other, "sent"));
+  },
+);
+
+engineTest(
+  "sends that end together are recorded in one unit: their sent events, deliveries and jobs cost one statement each, not one per send",
+  async (h) => {
+    const res = await h.request("POST", "/api/v2/webhooks", {
+      body: {
+        url: "http://127.0.0.1:9/hook",
+        events: ["message.status_changed"],
+      },
+    });
+    assert.equal(res.status, 201, JSON.stringify(res.body));
+    const ids: string[] = [];
+    for (let i = 0; i < 6; i++) ids.push(await queuedTemplate(h));
+    const statementsOf = (from: number, to: number) =>
+      statementsOfGathered(
+        h.container.db,
+        (commits) =>
+          ids.slice(from, to).map((id) =>
+            send(h, id, `wamid.R-${id}`, commits)
+          ),
+      );
+    const one = await statementsOf(0, 1);
+    const two = await statementsOf(1, 3);
+    const three = await statementsOf(3, 6);
+    const each = two - one;
+    assert.equal(three - two, each, JSON.stringify({ one, two, three }));
+    // Its message read, its status moved, its upstream id kept, its
+    // conversation's mirror; the rest once per unit.
+    assert.equal(each, 4, JSON.stringify({ one, two, three }));
+    assert.ok(one - each >= 5, JSON.stringify({ one, two, three }));
+    const sent = await h.container.db.selectFrom("messages")
+      .select(["id", "status", "wa_message_id"]).where("id", "in", ids)
+      .execute();
+    for (const m of sent) {
+      assert.equal(m.status, "sent");
+      assert.equal(m.wa_message_id, `wamid.R-${m.id}`);
+    }
+    // One event, delivery and job per send, written in the order recorded.
+    const events = await h.container.db.selectFrom("events").select("id")
+      .where("type", "=", "message.status_changed").orderBy("seq").execute();
+    assert.equal(events.length, 6);
+    const deliveries = await h.container.db.selectFrom("webhook_deliveries")
+      .select(["id", "event_id"]).orderBy(sql`rowid`).execute();
+    assert.deepEqual(
+      deliveries.map((d) => d.event_id),
+      events.map((e) => e.id),
+    );
+    const jobs = await h.container.db.selectFrom("jobs").select("unique_key")
+      .where("kind", "=", "webhook.deliver").orderBy(sql`rowid`).execute();
+    assert.deepEqual(
+      jobs.map((j) => j.unique_key),
+      deliveries.map((d) => `webhook.deliver:${d.id}`),
     );
   },
 );

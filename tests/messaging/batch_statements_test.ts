@@ -1,31 +1,10 @@
 // A batch costs a fixed number of statements, whatever its size: one lookup
 // and one multi-row write per table, not a round of queries per recipient.
 import assert from "node:assert/strict";
-import type {
-  KyselyPlugin,
-  PluginTransformQueryArgs,
-  PluginTransformResultArgs,
-  QueryResult,
-  RootOperationNode,
-  UnknownRow,
-} from "kysely";
 import { engineTest, type Harness } from "../_harness.ts";
 import { acceptBatch } from "../../src/domain/messages/send_service.ts";
 import { seedTemplate, templateTo } from "./_helpers.ts";
-
-/** Counts every statement executed through the Kysely it is added to. */
-class StatementCounter implements KyselyPlugin {
-  count = 0;
-  transformQuery(args: PluginTransformQueryArgs): RootOperationNode {
-    return args.node;
-  }
-  transformResult(
-    args: PluginTransformResultArgs,
-  ): Promise<QueryResult<UnknownRow>> {
-    this.count++;
-    return Promise.resolve(args.result);
-  }
-}
+import { StatementCounter } from "../_support/statements.ts";
 
 let numbers = 0;
 

@@ -107,6 +107,15 @@ for (const engine of ENGINES) {
       assert.deepEqual(await read("d-2"), { ...rows[1], ...result });
       assert.deepEqual(await read("d-3"), { ...row("d-3"), ...failed });
       assert.deepEqual(await finishAttempts(db, []), new Set());
+      // More rows than one statement takes: every one written.
+      const many = Array.from({ length: 150 }, (_, i) => row(`m-${i}`));
+      await insertDeliveries(db, many);
+      const all = await finishAttempts(
+        db,
+        many.map((r) => ({ id: r.id, result: failed })),
+      );
+      assert.equal(all.size, 150);
+      assert.deepEqual(await read("m-149"), { ...row("m-149"), ...failed });
 
       // The reads of many rows at once: pending dependents of several
       // chains (d-2 is no longer pending), and attempt rows by id.

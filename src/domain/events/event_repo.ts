@@ -48,11 +48,7 @@ export async function insertEventRow(
   db: Executor,
   event: NewEvent,
 ): Promise<InsertedEvent> {
-  const id = newId();
-  const dataText = JSON.stringify(event.data ?? null);
-  const createdAt = typeof event.createdAt === "string"
-    ? event.createdAt
-    : toDbTime(event.createdAt);
+  const { id, dataText, createdAt } = madeEvent(event);
   await db.executeQuery(
     CompiledQuery.raw(INSERT_EVENT_SQL, [
       id,
@@ -65,21 +61,26 @@ export async function insertEventRow(
   return { id, dataText, createdAt };
 }
 
-/**
- * insertEventRow() for many events (one statement for a batch); their sequence numbers
- * follow the order given.
- */
-export async function insertEventRows(
-  db: Executor,
-  events: readonly NewEvent[],
-): Promise<InsertedEvent[]> {
-  const inserted = events.map((event) => ({
+/** The id, `data` text and time an event's row is written with. */
+export function madeEvent(event: NewEvent): InsertedEvent {
+  return {
     id: newId(),
     dataText: JSON.stringify(event.data ?? null),
     createdAt: typeof event.createdAt === "string"
       ? event.createdAt
       : toDbTime(event.createdAt),
-  }));
+  };
+}
+
+/**
+ * insertEventRow() for many events (one statement for a batch); their sequence numbers
+ * follow the order given. `inserted`: their rows as made already (madeEvent).
+ */
+export async function insertEventRows(
+  db: Executor,
+  events: readonly NewEvent[],
+  inserted: InsertedEvent[] = events.map(madeEvent),
+): Promise<InsertedEvent[]> {
   await insertRows(
     db,
     "events",

@@ -8,6 +8,7 @@ import {
   insertEventRow,
   insertEventRows,
   listEventRows,
+  madeEvent,
   type NewEvent,
 } from "./event_repo.ts";
 
@@ -17,15 +18,53 @@ export type { EventType, NewEvent } from "./event_repo.ts";
  * Records a domain event and a webhook delivery for every subscription that
  * wants it; pass the transaction that writes the row the event is about, so
  * the row, its event and their deliveries commit together (or not at all).
- * Returns the event id.
+ * With `held`, the row and its deliveries are written when the caller
+ * flushes it (in the same transaction). Returns the event id.
  */
 export async function recordEvent(
   trx: Executor,
   event: NewEvent,
+  held?: HeldEvents,
 ): Promise<string> {
+  if (held) return held.add(event);
   const inserted = await insertEventRow(trx, event);
   await fanOutMany(trx, event.accountId, [fanning(event, inserted)]);
   return inserted.id;
+}
+
+/**
+ * Events held back until the end of a unit that records many one by one
+ * (the status callbacks of a group commit): flush() writes their rows in
+ * one statement, in the order added, and their deliveries and jobs with one
+ * fanOutMany() per account, in the caller's transaction: the same rows, in
+ * the same order, as a recordEvent() each.
+ */
+export class HeldEvents {
+  #events: NewEvent[] = [];
+  #made: InsertedEvent[] = [];
+
+  /** Holds `event`; returns its id. */
+  add(event: NewEvent): string {
+    const made = madeEvent(event);
+    this.#events.push(event);
+    this.#made.push(made);
+    return made.id;
+  }
+
+  async flush(trx: Executor): Promise<void> {
+    const events = this.#events.splice(0);
+    const made = this.#made.splice(0);
+    if (events.length === 0) return;
+    await insertEventRows(trx, events, made);
+    const byAccount = Map.groupBy(events.keys(), (i) => events[i]!.accountId);
+    for (const [accountId, at] of byAccount) {
+      await fanOutMany(
+        trx,
+        accountId,
+        at.map((i) => fanning(events[i]!, made[i]!)),
+      );
+    }
+  }
 }
 
 /** What fanOutMany() needs of an event whose row is in. */

@@ -7,7 +7,7 @@ import { toDbTime } from "../../db/time.ts";
 import type { Channel } from "../channels/channel.ts";
 import { recordInbound } from "../conversations/conversation_service.ts";
 import { setReferral } from "../conversations/conversation_write_repo.ts";
-import { recordEvent } from "../events/event_service.ts";
+import { type HeldEvents, recordEvent } from "../events/event_service.ts";
 import { previewOf } from "../messages/outbound.ts";
 import {
   findAccountMessageByWamid,
@@ -207,12 +207,16 @@ export async function applyStatus(
   );
 }
 
-/** applyStatus() in the caller's transaction (a status-only webhook's own). */
+/**
+ * applyStatus() in the caller's transaction (a status-only webhook's own);
+ * with `held`, its event's deliveries are made when the caller flushes it.
+ */
 export async function applyStatusIn(
   trx: Executor,
   deps: Pick<ApplyDeps, "clock" | "log">,
   channel: Channel,
   status: MetaStatus,
+  held?: HeldEvents,
 ): Promise<boolean> {
   const reported = reportedStatus(status.status);
   if (!reported) {
@@ -246,7 +250,8 @@ export async function applyStatusIn(
   await recordStatusChange(trx, row, {
     to: decision.to,
     now,
-    waMessageId: status.id,
+    // Found by its upstream id, a message has it: no write to keep it.
+    ...(row.wa_message_id ? {} : { waMessageId: status.id }),
     ...(reported === "failed"
       ? {
         errorCode: error ? String(error.code) : "unknown",
@@ -254,6 +259,6 @@ export async function applyStatusIn(
           error?.title ?? "Delivery failed",
       }
       : {}),
-  });
+  }, held);
   return true;
 }

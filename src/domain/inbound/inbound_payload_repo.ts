@@ -3,6 +3,7 @@ import { sql } from "kysely";
 import { deleteInBatches } from "../../db/prune.ts";
 import type { Executor } from "../../db/schema.ts";
 import { insertRow } from "../../db/prepared.ts";
+import { insertRows } from "../../db/bulk.ts";
 
 export interface StoredPayload {
   id: string;
@@ -11,19 +12,37 @@ export interface StoredPayload {
   receivedAt: string;
 }
 
-/** Stores a webhook body; `processedAt` is set when nothing is left to do with it. */
+/** A payload to store; `processedAt` is set when nothing is left to do with it. */
+export type NewInboundPayload = StoredPayload & {
+  processedAt: string | null;
+  error: string | null;
+};
+
+function payloadRow(p: NewInboundPayload) {
+  return {
+    id: p.id,
+    body: p.body,
+    received_at: p.receivedAt,
+    processed_at: p.processedAt,
+    error: p.error,
+  };
+}
+
+/** Stores a webhook body. */
 export async function insertInboundPayload(
   db: Executor,
-  payload: StoredPayload & { processedAt: string | null; error: string | null },
+  payload: NewInboundPayload,
 ): Promise<void> {
   // Every Meta callback is stored: the SQL text is written once.
-  await db.executeQuery(insertRow("inbound_payloads", {
-    id: payload.id,
-    body: payload.body,
-    received_at: payload.receivedAt,
-    processed_at: payload.processedAt,
-    error: payload.error,
-  }));
+  await db.executeQuery(insertRow("inbound_payloads", payloadRow(payload)));
+}
+
+/** insertInboundPayload() of many payloads in one statement. */
+export async function insertInboundPayloads(
+  db: Executor,
+  payloads: readonly NewInboundPayload[],
+): Promise<void> {
+  await insertRows(db, "inbound_payloads", payloads.map(payloadRow));
 }
 
 export async function findInboundPayload(

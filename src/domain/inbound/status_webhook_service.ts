@@ -3,9 +3,11 @@
  * every message) are applied in the request's own transaction, with the
  * stored payload marked processed: a few indexed writes per status, not a
  * stored payload, a job, its claim, a second read and its settlement. The
- * callbacks that arrive together share one transaction (GroupCommit), each in
- * its own savepoint: Meta sends three per message, and a commit of their
- * rows, events and deliveries costs more than the writes. The rank rule and
+ * callbacks that arrive together are applied in one unit of a group commit
+ * (RecordBatcher): Meta sends three per message, and a commit of their rows,
+ * events and deliveries costs more than the writes, as do a statement per
+ * callback for its channel, stored payload, subscriptions, deliveries and
+ * jobs; a unit that fails is applied again one callback at a time. The rank rule and
  * the unmatched-status retries (`meta.status`) are the job's own
  * (applyStatusIn, enqueueStatusRetry). Anything else in the payload, an
  * unknown phone number id or a failure sends it down the usual way.
@@ -14,15 +16,20 @@ import type { Channel } from "../channels/channel.ts";
 import { findChannelByUpstreamId } from "../channels/channel_repo.ts";
 import { toDbTime } from "../../db/time.ts";
 import { PRIORITY } from "../../jobs/queue.ts";
+import { HeldEvents } from "../events/event_service.ts";
+import { batcherOf, RecordBatcher } from "../webhooks/record_batcher.ts";
 import { applyStatusIn } from "./inbound_apply_service.ts";
-import { insertInboundPayload } from "./inbound_payload_repo.ts";
+import {
+  insertInboundPayloads,
+  type NewInboundPayload,
+} from "./inbound_payload_repo.ts";
 import { type MetaPayload, MetaStatus, MetaValue } from "./meta_payload.ts";
 import {
   enqueueStatusRetry,
   type StatusAt,
   unmatchedNote,
 } from "./unmatched_status_service.ts";
-import type { Db } from "../../db/schema.ts";
+import type { Db, Executor } from "../../db/schema.ts";
 import type { GroupCommit } from "../../db/group_commit.ts";
 import type { Clock } from "../../clock.ts";
 import type { Logger } from "../../log.ts";
@@ -76,56 +83,102 @@ export function statusOnly(payload: MetaPayload): StatusChange[] | null {
   return out.length ? out : null;
 }
 
+/** A status-only payload to apply. */
+interface Callback {
+  id: string;
+  text: string;
+  now: Date;
+  changes: StatusChange[];
+}
+
+/** The writer of each group commit's callbacks (one per container). */
+const writerOf = batcherOf((deps: StatusWebhookDeps) =>
+  new RecordBatcher<Callback, number | null>(
+    deps.commits,
+    (trx, callbacks) => writeCallbacks(trx, deps, callbacks),
+    STATUS_GATHER,
+  )
+);
+
 /**
- * Stores a status-only payload processed and applies its statuses, in one
- * unit of a group commit (resolved once committed); false (nothing of it
- * written) when it must go down the usual way.
+ * Stores a status-only payload processed and applies its statuses, with the
+ * other callbacks that arrive together in one unit of a group commit
+ * (resolved once committed); false (nothing of it written) when it must go
+ * down the usual way.
  */
 export async function applyStatusWebhook(
   deps: StatusWebhookDeps,
-  input: { id: string; text: string; now: Date; changes: StatusChange[] },
+  input: Callback,
 ): Promise<boolean> {
-  const { id, now } = input;
-  const channels = new Map<string, Channel>();
-  for (const { phoneNumberId } of input.changes) {
-    if (channels.has(phoneNumberId)) continue;
-    const channel = await findChannelByUpstreamId(deps.db, phoneNumberId);
-    if (!channel) return false;
-    channels.set(phoneNumberId, channel);
-  }
   try {
-    const unmatched = await deps.commits.run(async (trx) => {
-      const unmatched: StatusAt[] = [];
-      for (const change of input.changes) {
-        const channel = channels.get(change.phoneNumberId)!;
-        for (const [i, status] of change.statuses.entries()) {
-          if (!await applyStatusIn(trx, deps, channel, status)) {
-            unmatched.push({
-              payloadId: id,
-              entry: change.entry,
-              change: change.change,
-              status: i,
-            });
-          }
-        }
-      }
-      for (const at of unmatched) await enqueueStatusRetry(trx, at, now);
-      await insertInboundPayload(trx, {
-        id,
-        body: input.text,
-        receivedAt: toDbTime(now),
-        processedAt: toDbTime(now),
-        error: unmatched.length ? unmatchedNote(unmatched.length) : null,
-      });
-      return unmatched.length;
-    }, STATUS_GATHER);
+    const unmatched = await writerOf(deps).add(input);
+    if (unmatched === null) return false;
     if (unmatched > 0) deps.jobs.notify([PRIORITY.inbound]);
     return true;
   } catch (err) {
     deps.log.warn("Cannot apply a status webhook at once; queueing it", {
-      payloadId: id,
+      payloadId: input.id,
       err,
     });
     return false;
   }
+}
+
+/**
+ * Applies the callbacks of one unit, in arrival order (channels read once
+ * per unit, then statuses and retries), then writes the events of them all
+ * with their deliveries and jobs (HeldEvents), and the stored payloads, in
+ * one multi-row statement each (a unit that fails is written again one
+ * callback at a time: RecordBatcher).
+ * Per callback, its count of unmatched statuses, or null when a phone number
+ * id is unknown (nothing of it written: it goes down the job path).
+ */
+async function writeCallbacks(
+  trx: Executor,
+  deps: StatusWebhookDeps,
+  callbacks: Callback[],
+): Promise<(number | null)[]> {
+  const channels = new Map<string, Channel | undefined>();
+  const held = new HeldEvents();
+  const payloads: NewInboundPayload[] = [];
+  const out: (number | null)[] = [];
+  for (const { id, text, now, changes } of callbacks) {
+    for (const { phoneNumberId } of changes) {
+      if (channels.has(phoneNumberId)) continue;
+      channels.set(
+        phoneNumberId,
+        await findChannelByUpstreamId(trx, phoneNumberId),
+      );
+    }
+    if (changes.some((c) => !channels.get(c.phoneNumberId))) {
+      out.push(null);
+      continue;
+    }
+    const unmatched: StatusAt[] = [];
+    for (const change of changes) {
+      const channel = channels.get(change.phoneNumberId)!;
+      for (const [i, status] of change.statuses.entries()) {
+        if (!await applyStatusIn(trx, deps, channel, status, held)) {
+          unmatched.push({
+            payloadId: id,
+            entry: change.entry,
+            change: change.change,
+            status: i,
+          });
+        }
+      }
+    }
+    for (const at of unmatched) await enqueueStatusRetry(trx, at, now);
+    payloads.push({
+      id,
+      body: text,
+      receivedAt: toDbTime(now),
+      processedAt: toDbTime(now),
+      error: unmatched.length ? unmatchedNote(unmatched.length) : null,
+    });
+    out.push(unmatched.length);
+  }
+  await held.flush(trx);
+  await insertInboundPayloads(trx, payloads);
+  return out;
 }

@@ -1,4 +1,5 @@
-import type { Db } from "../../db/schema.ts";
+import type { Db, Executor } from "../../db/schema.ts";
+import type { GroupCommit } from "../../db/group_commit.ts";
 import type { Clock } from "../../clock.ts";
 import type { SecretBox } from "../../crypto.ts";
 import type { Logger } from "../../log.ts";
@@ -17,9 +18,13 @@ import {
   setWamidIfMissing,
 } from "./message_repo.ts";
 import { recordStatusChange } from "./status_service.ts";
+import { HeldEvents } from "../events/event_service.ts";
+import { batcherOf, RecordBatcher } from "../webhooks/record_batcher.ts";
 
 export interface DeliveryDeps {
   db: Db;
+  /** Accepted sends are recorded together (recordAccepted). */
+  commits: Pick<GroupCommit, "run">;
   clock: Clock;
   log: Logger;
   secrets: SecretBox;
@@ -177,20 +182,7 @@ async function recordAccepted(
 ): Promise<void> {
   for (let i = 1;; i++) {
     try {
-      const now = toDbTime(deps.clock.now());
-      await deps.db.transaction().execute(async (trx) => {
-        const current = await findMessageById(trx, messageId);
-        if (current?.status === "queued") {
-          await recordStatusChange(trx, current, {
-            to: "sent",
-            now,
-            waMessageId: wamid,
-          });
-        } else {
-          // A status report got here first (matched by our opaque id); keep its status.
-          await setWamidIfMissing(trx, messageId, wamid);
-        }
-      });
+      await recorderOf(deps).add({ messageId, wamid });
       return;
     } catch (err) {
       if (i >= RECORD_TRIES) {
@@ -207,4 +199,54 @@ async function recordAccepted(
       await new Promise((resolve) => setTimeout(resolve, 50 * 2 ** i));
     }
   }
+}
+
+/**
+ * How long a send's record waits for others to share its commit: sends end
+ * one per upstream response, and a commit costs more than the record's writes.
+ */
+const RECORD_GATHER = { gatherMs: 2 } as const;
+
+interface Accepted {
+  messageId: string;
+  wamid: string;
+}
+
+/** The recorder of each group commit (one per container). */
+const recorderOf = batcherOf((deps: DeliveryDeps) =>
+  new RecordBatcher<Accepted, void>(
+    deps.commits,
+    (trx, accepted) => writeAccepted(trx, deps, accepted),
+    RECORD_GATHER,
+  )
+);
+
+/**
+ * Records the sends that ended together in one unit of a group commit: each
+ * still queued message moves to `sent` with its upstream id (one that a
+ * status report got to first keeps its status and gains the id), then their
+ * events are written with their deliveries in one statement each (HeldEvents).
+ */
+async function writeAccepted(
+  trx: Executor,
+  deps: DeliveryDeps,
+  accepted: Accepted[],
+): Promise<void[]> {
+  const now = toDbTime(deps.clock.now());
+  const held = new HeldEvents();
+  for (const { messageId, wamid } of accepted) {
+    const current = await findMessageById(trx, messageId);
+    if (current?.status === "queued") {
+      await recordStatusChange(trx, current, {
+        to: "sent",
+        now,
+        waMessageId: wamid,
+      }, held);
+    } else {
+      // A status report got here first (matched by our opaque id); keep its status.
+      await setWamidIfMissing(trx, messageId, wamid);
+    }
+  }
+  await held.flush(trx);
+  return accepted.map(() => undefined);
 }

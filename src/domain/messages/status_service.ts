@@ -1,8 +1,7 @@
 import type { Executor } from "../../db/schema.ts";
 import { updateLastMessageStatus } from "../conversations/conversation_service.ts";
-import { recordEvent } from "../events/event_service.ts";
+import { type HeldEvents, recordEvent } from "../events/event_service.ts";
 import {
-  findMessageById,
   type MessageRow,
   toMessage,
   transitionStatus,
@@ -19,22 +18,36 @@ export interface StatusChange {
 }
 
 /**
- * Moves a message from its current status (as read in `row`) to `change.to`
- * in the caller's transaction, mirrors it on the conversation and records one
- * `message.status_changed` event. False (and nothing written) when the
- * message is no longer in the status `row` shows.
+ * Moves a message from its current status (as read in `row`, in this same
+ * transaction) to `change.to` in the caller's transaction, mirrors it on the
+ * conversation and records one
+ * `message.status_changed` event (its deliveries made when `held` is flushed,
+ * if given). False (and nothing written) when the message is no longer in
+ * the status `row` shows.
  */
 export async function recordStatusChange(
   trx: Executor,
   row: MessageRow,
   change: StatusChange,
+  held?: HeldEvents,
 ): Promise<boolean> {
   const moved = await transitionStatus(trx, row.id, {
     from: row.status,
     ...change,
   });
   if (!moved) return false;
-  const updated = (await findMessageById(trx, row.id))!;
+  // The row as these writes left it, without reading it again: `row` was
+  // read in this transaction, so nothing else has changed it since.
+  const updated: MessageRow = {
+    ...row,
+    status: change.to,
+    updated_at: change.now,
+    wa_message_id: row.wa_message_id ?? change.waMessageId ?? null,
+    ...(change.errorCode !== undefined ? { error_code: change.errorCode } : {}),
+    ...(change.errorMessage !== undefined
+      ? { error_message: change.errorMessage }
+      : {}),
+  };
   await updateLastMessageStatus(trx, {
     conversationId: updated.conversation_id,
     messageId: updated.id,
@@ -45,6 +58,6 @@ export async function recordStatusChange(
     type: "message.status_changed",
     data: statusChangedPayload(toMessage(updated), row.status),
     createdAt: change.now,
-  });
+  }, held);
   return true;
 }

@@ -1,7 +1,7 @@
 // Recording an attempt: its result, the next attempt, the counters and the
 // job's completion in one transaction; then metrics and logs.
 import type { Executor, WebhookDeliveriesTable } from "../../db/schema.ts";
-import { RecordBatcher } from "./record_batcher.ts";
+import { batcherOf, RecordBatcher } from "./record_batcher.ts";
 import { newId } from "../../ids.ts";
 import { addMs, toDbTime } from "../../db/time.ts";
 import { completeMany, enqueueMany, runNow } from "../../jobs/queue.ts";
@@ -98,16 +98,9 @@ interface Made {
 }
 
 /** The recorder of each group commit (one per container). */
-const recorders = new WeakMap<object, RecordBatcher<Made, boolean>>();
-
-function recorderOf(deps: AttemptDeps): RecordBatcher<Made, boolean> {
-  let recorder = recorders.get(deps.commits);
-  if (!recorder) {
-    recorder = new RecordBatcher(deps.commits, writeMade, RECORD_GATHER);
-    recorders.set(deps.commits, recorder);
-  }
-  return recorder;
-}
+const recorderOf = batcherOf((deps: AttemptDeps) =>
+  new RecordBatcher(deps.commits, writeMade, RECORD_GATHER)
+);
 
 /** Records a made attempt (see the top of this file). */
 export async function record(

@@ -290,27 +290,43 @@ export async function finishAttempt(
   return changes === 1;
 }
 
-const FINISH_ATTEMPTS = `update webhook_deliveries set ${
-  RESULT_COLUMNS.map((c) => `${c} = s.${c}`).join(", ")
-} from (select value ->> 0 as id, ${
-  RESULT_COLUMNS.map((c, i) => `value ->> ${i + 1} as ${c}`).join(", ")
-} from json_each(?)) as s
+const finishTexts: string[] = [];
+
+/**
+ * The update of `n` attempts' results, their values bound (a row's id and
+ * then RESULT_COLUMNS), built once per n: a JSON list unpacked with `->>`
+ * cost half as much again per row (30-row updates of this table in one
+ * process, alternated: 33 against 22 microseconds a row).
+ */
+function finishText(n: number): string {
+  return finishTexts[n] ??= `with s(id, ${RESULT_COLUMNS.join(", ")}) as (
+    values ${
+    Array(n).fill(`(${Array(RESULT_COLUMNS.length + 1).fill("?").join(", ")})`)
+      .join(", ")
+  })
+  update webhook_deliveries set ${
+    RESULT_COLUMNS.map((c) => `${c} = s.${c}`).join(", ")
+  } from s
   where webhook_deliveries.id = s.id and webhook_deliveries.status = 'pending'
   returning webhook_deliveries.id`;
+}
 
-/** finishAttempt() of many rows in one statement; returns the ids written (the rows still pending). */
+/** finishAttempt() of many rows, one statement per 100; returns the ids written (the rows still pending). */
 export async function finishAttempts(
   db: Executor,
   attempts: ReadonlyArray<{ id: string; result: AttemptResult }>,
 ): Promise<Set<string>> {
-  if (attempts.length === 0) return new Set();
-  const list = JSON.stringify(
-    attempts.map((a) => [a.id, ...RESULT_COLUMNS.map((c) => a.result[c])]),
-  );
-  const { rows } = await runPrecompiled<{ id: string }>(db, FINISH_ATTEMPTS, [
-    list,
-  ]);
-  return new Set(rows.map((r) => r.id));
+  const written = new Set<string>();
+  for (let i = 0; i < attempts.length; i += 100) {
+    const chunk = attempts.slice(i, i + 100);
+    const { rows } = await runPrecompiled<{ id: string }>(
+      db,
+      finishText(chunk.length),
+      chunk.flatMap((a) => [a.id, ...RESULT_COLUMNS.map((c) => a.result[c])]),
+    );
+    for (const r of rows) written.add(r.id);
+  }
+  return written;
 }
 
 export interface DeliveryListQuery {

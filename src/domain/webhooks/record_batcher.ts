@@ -71,3 +71,21 @@ export class RecordBatcher<I, R> {
     ).then(q.resolve, q.reject);
   }
 }
+
+/**
+ * The batcher of each group commit (keyed by `deps.commits`), made by `make`
+ * on first use: the writes of one container share it.
+ */
+export function batcherOf<D extends { commits: object }, I, R>(
+  make: (deps: D) => RecordBatcher<I, R>,
+): (deps: D) => RecordBatcher<I, R> {
+  const made = new WeakMap<object, RecordBatcher<I, R>>();
+  return (deps) => {
+    let batcher = made.get(deps.commits);
+    if (!batcher) {
+      batcher = make(deps);
+      made.set(deps.commits, batcher);
+    }
+    return batcher;
+  };
+}

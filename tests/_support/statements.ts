@@ -1,0 +1,51 @@
+// Counting the statements a piece of work runs, and a group commit whose
+// gathering window the test closes (so the units it wants together are).
+import type {
+  KyselyPlugin,
+  PluginTransformQueryArgs,
+  PluginTransformResultArgs,
+  QueryResult,
+  RootOperationNode,
+  UnknownRow,
+} from "kysely";
+import type { Db } from "../../src/db/schema.ts";
+import assert from "node:assert/strict";
+import { GroupCommit } from "../../src/db/group_commit.ts";
+import { turns } from "./group_commit.ts";
+
+/** Counts every statement executed through the Kysely it is added to. */
+export class StatementCounter implements KyselyPlugin {
+  count = 0;
+  transformQuery(args: PluginTransformQueryArgs): RootOperationNode {
+    return args.node;
+  }
+  transformResult(
+    args: PluginTransformResultArgs,
+  ): Promise<QueryResult<UnknownRow>> {
+    this.count++;
+    return Promise.resolve(args.result);
+  }
+}
+
+/**
+ * Runs the units `start` sends to a group commit over `db` whose gathering
+ * window stays open until all of them reached it, so they are one unit of
+ * one transaction (asserted); returns the statements they cost.
+ */
+export async function statementsOfGathered(
+  db: Db,
+  start: (commits: GroupCommit) => Promise<unknown>[],
+): Promise<number> {
+  const counter = new StatementCounter();
+  const windows: (() => void)[] = [];
+  const commits = new GroupCommit(db.withPlugin(counter), {
+    defer: (fn) => windows.push(fn),
+  });
+  const pending = start(commits);
+  await turns(20);
+  assert.equal(windows.length, 1, "one gathering window for all of them");
+  windows[0]!();
+  await Promise.all(pending);
+  assert.deepEqual(commits.stats, { groups: 1, units: 1, largest: 1 });
+  return counter.count;
+}
