@@ -12,27 +12,24 @@ function clean(input: string): string {
   return input.trim().replace(SEPARATORS_REGEXP, "");
 }
 
-/** Answers of toE164 (a pure function, and parsing costs tens of microseconds). */
+/** libphonenumber's answers (a pure function, and it costs about 10 us a number). */
 const e164Cache = new Map<string, string | null>();
 const E164_CACHE_LIMIT = 20_000;
 
 /** Parses a number given with its country code (`+` optional) into E.164, or null. */
 export function toE164(input: string): string | null {
-  let answer = e164Cache.get(input);
-  if (answer === undefined) {
-    answer = parseE164(input);
-    if (e164Cache.size >= E164_CACHE_LIMIT) e164Cache.clear();
-    e164Cache.set(input, answer);
-  }
-  return answer;
-}
-
-function parseE164(input: string): string | null {
   const text = clean(input);
   if (!/^\+?\d{6,16}$/.test(text)) return null;
   const plus = text.startsWith("+") ? text : `+${text}`;
   const fast = fastE164(plus);
-  return fast === undefined ? libphonenumberE164(plus) : fast;
+  if (fast !== undefined) return fast;
+  let answer = e164Cache.get(plus);
+  if (answer === undefined) {
+    answer = libphonenumberE164(plus);
+    if (e164Cache.size >= E164_CACHE_LIMIT) e164Cache.clear();
+    e164Cache.set(plus, answer);
+  }
+  return answer;
 }
 
 /** The slow path, and the reference the fast path is tested against: `+` and 6 to 16 digits. */
