@@ -251,6 +251,26 @@ export function freshNumber(n: number): string {
   return `+54911${String(10_000_000 + (n % 90_000_000)).padStart(8, "0")}`;
 }
 
+/** The template send of the batch benchmarks: `order_update` to freshNumber(n). */
+export function templateSendTo(n: number) {
+  return {
+    to: freshNumber(n),
+    type: "template",
+    clientRef: `bench-${n}`,
+    template: {
+      name: "order_update",
+      language: { code: "es_AR" },
+      components: [{
+        type: "body",
+        parameters: [
+          { type: "text", text: `Cliente ${n}` },
+          { type: "text", text: `#${100_000 + n}` },
+        ],
+      }],
+    },
+  };
+}
+
 /** Prints the tail of the server's stderr, if it wrote anything. */
 export function reportServerLog(server: Pick<DevServer, "stderrLines">): void {
   const lines = server.stderrLines().filter((l) => l.trim() !== "");

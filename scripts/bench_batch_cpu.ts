@@ -16,7 +16,7 @@
 import { createHarness } from "../tests/_harness.ts";
 import { createTemplate } from "../src/domain/templates/template_service.ts";
 import { systemClock } from "../src/clock.ts";
-import { freshNumber, numberFlags } from "./_bench.ts";
+import { numberFlags, templateSendTo } from "./_bench.ts";
 
 const flags = numberFlags({ batches: 200, rounds: 3 });
 const SIZE = 100;
@@ -38,25 +38,8 @@ await createTemplate(h.container, {
 const body = (b: number) =>
   JSON.stringify({
     defaultPhoneNumberId: h.tenant.channel.id,
-    messages: Array.from({ length: SIZE }, (_, k) => {
-      const n = b * SIZE + k;
-      return {
-        to: freshNumber(n),
-        type: "template",
-        clientRef: `bench-${n}`,
-        template: {
-          name: "order_update",
-          language: { code: "es_AR" },
-          components: [{
-            type: "body",
-            parameters: [
-              { type: "text", text: `Cliente ${n}` },
-              { type: "text", text: `#${100_000 + n}` },
-            ],
-          }],
-        },
-      };
-    }),
+    messages: Array.from({ length: SIZE }, (_, k) =>
+      templateSendTo(b * SIZE + k)),
   });
 
 /** This process's user + system CPU in ms (all threads). */
