@@ -7,6 +7,7 @@
  */
 import {
   api,
+  batchItem,
   machine,
   ms,
   numberFlags,
@@ -14,7 +15,6 @@ import {
   runLoad,
   startDevServer,
   summary,
-  templateSendTo,
 } from "./_bench.ts";
 import { cpuMs } from "./_bench_serve.ts";
 
@@ -27,7 +27,7 @@ try {
     defaultPhoneNumberId: server.channelId,
     messages: Array.from(
       { length: flags.size },
-      (_, k) => templateSendTo(b * flags.size + k),
+      (_, k) => batchItem(b * flags.size + k),
     ),
   });
   const warm = await api(server, "POST", "/messages/batch", batch(MAX_BATCHES));

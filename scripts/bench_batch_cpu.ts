@@ -16,7 +16,7 @@
 import { createHarness } from "../tests/_harness.ts";
 import { createTemplate } from "../src/domain/templates/template_service.ts";
 import { systemClock } from "../src/clock.ts";
-import { numberFlags, templateSendTo } from "./_bench.ts";
+import { batchItem, numberFlags } from "./_bench.ts";
 
 const flags = numberFlags({ batches: 200, rounds: 3 });
 const SIZE = 100;
@@ -38,8 +38,7 @@ await createTemplate(h.container, {
 const body = (b: number) =>
   JSON.stringify({
     defaultPhoneNumberId: h.tenant.channel.id,
-    messages: Array.from({ length: SIZE }, (_, k) =>
-      templateSendTo(b * SIZE + k)),
+    messages: Array.from({ length: SIZE }, (_, k) => batchItem(b * SIZE + k)),
   });
 
 /** This process's user + system CPU in ms (all threads). */
