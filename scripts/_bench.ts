@@ -251,6 +251,30 @@ export function freshNumber(n: number): string {
   return `+54911${String(10_000_000 + (n % 90_000_000)).padStart(8, "0")}`;
 }
 
+/** The template send of the send and batch benchmarks: `order_update` to freshNumber(n). */
+export function templateSendTo(n: number) {
+  return {
+    to: freshNumber(n),
+    type: "template",
+    template: {
+      name: "order_update",
+      language: { code: "es_AR" },
+      components: [{
+        type: "body",
+        parameters: [
+          { type: "text", text: `Cliente ${n}` },
+          { type: "text", text: `#${100_000 + n}` },
+        ],
+      }],
+    },
+  };
+}
+
+/** A batch item of the batch benchmarks: templateSendTo(n) with a client reference. */
+export function batchItem(n: number) {
+  return { ...templateSendTo(n), clientRef: `bench-${n}` };
+}
+
 /** Prints the tail of the server's stderr, if it wrote anything. */
 export function reportServerLog(server: Pick<DevServer, "stderrLines">): void {
   const lines = server.stderrLines().filter((l) => l.trim() !== "");

@@ -7,7 +7,7 @@
  */
 import {
   api,
-  freshNumber,
+  batchItem,
   machine,
   ms,
   numberFlags,
@@ -25,25 +25,10 @@ const server = await startDevServer();
 try {
   const batch = (b: number) => ({
     defaultPhoneNumberId: server.channelId,
-    messages: Array.from({ length: flags.size }, (_, k) => {
-      const n = b * flags.size + k;
-      return {
-        to: freshNumber(n),
-        type: "template",
-        clientRef: `bench-${n}`,
-        template: {
-          name: "order_update",
-          language: { code: "es_AR" },
-          components: [{
-            type: "body",
-            parameters: [
-              { type: "text", text: `Cliente ${n}` },
-              { type: "text", text: `#${100_000 + n}` },
-            ],
-          }],
-        },
-      };
-    }),
+    messages: Array.from(
+      { length: flags.size },
+      (_, k) => batchItem(b * flags.size + k),
+    ),
   });
   const warm = await api(server, "POST", "/messages/batch", batch(MAX_BATCHES));
   if (warm.status !== 202 || warm.body.data.accepted !== flags.size) {

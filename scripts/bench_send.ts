@@ -7,7 +7,6 @@
  */
 import {
   api,
-  freshNumber,
   machine,
   ms,
   numberFlags,
@@ -16,6 +15,7 @@ import {
   sim,
   startDevServer,
   summary,
+  templateSendTo,
 } from "./_bench.ts";
 
 const flags = numberFlags({ concurrency: 32, duration: 10 });
@@ -25,19 +25,7 @@ const server = await startDevServer();
 try {
   const body = (i: number) => ({
     phoneNumberId: server.channelId,
-    to: freshNumber(i),
-    type: "template",
-    template: {
-      name: "order_update",
-      language: { code: "es_AR" },
-      components: [{
-        type: "body",
-        parameters: [
-          { type: "text", text: `Cliente ${i}` },
-          { type: "text", text: `#${100_000 + i}` },
-        ],
-      }],
-    },
+    ...templateSendTo(i),
   });
   // One warm-up request (JIT, statement cache), not counted.
   const warm = await api(server, "POST", "/messages", body(MAX_REQUESTS));

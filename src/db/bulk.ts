@@ -22,6 +22,20 @@ function insertText(table: string, columns: readonly string[], n: number) {
 }
 
 /**
+ * The bound values of `rows`, row by row in `columns` order: one array
+ * filled in place (a flatMap of per-row arrays cost twice the CPU).
+ */
+function rowValues<R extends object>(
+  rows: readonly R[],
+  columns: readonly (keyof R)[],
+): unknown[] {
+  const values = new Array<unknown>(rows.length * columns.length);
+  let i = 0;
+  for (const row of rows) for (const c of columns) values[i++] = row[c];
+  return values;
+}
+
+/**
  * Inserts `rows` of `table` with multi-row inserts, as few as SQLite's
  * variable limit allows (one for any batch of up to 100 rows); rows go in the
  * order given, so autoincrement keys follow it. The columns are the keys of
@@ -42,7 +56,7 @@ export async function insertRows<R extends object>(
     await db.executeQuery(
       CompiledQuery.raw(
         insertText(table, columns, chunk.length),
-        chunk.flatMap((row) => columns.map((c) => row[c])),
+        rowValues(chunk, columns),
       ),
     );
   }

@@ -5,6 +5,7 @@ import {
   type SendMessageInput,
   type SendType,
 } from "./outbound_schema.ts";
+import { fastTemplateSend } from "./template_fast_path.ts";
 
 export type SendProblemCode =
   | "MISSING_REQUIRED_FIELD"
@@ -100,6 +101,8 @@ export function parseSendMessage(
   } else if (!isChannelId(input.phoneNumberId)) {
     return notAChannelId("phoneNumberId", input.phoneNumberId);
   }
+  const fast = fastTemplateSend(input);
+  if (fast) return { ok: true, value: fast };
   const result = SendMessageBody.safeParse(input);
   if (result.success) return { ok: true, value: result.data };
   const details = result.error.issues.map((i) => ({

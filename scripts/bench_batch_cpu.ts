@@ -1,0 +1,81 @@
+// deno-lint-ignore-file no-console
+/**
+ * CPU per accepted batch message, in one process:
+ * `deno run -A scripts/bench_batch_cpu.ts [--batches 200] [--rounds 3]`.
+ *
+ * The real app (tests/_harness.ts: a SQLite file, a seeded tenant) answers
+ * POST /messages/batch of 100 template items to fresh numbers, the body of
+ * scripts/bench_batch.ts, through app.fetch: no sockets, no workers, no
+ * background sends, one request at a time. Printed per round: the process
+ * CPU (user + system, from /proc, the checkpointer thread included) per
+ * accepted message, and the wall time (which includes the group commit's
+ * wait for an I/O turn, a setTimeout, before each batch). CPU, not wall
+ * time, is the figure that holds on a shared machine; alternate two
+ * checkouts and compare the lowest round of each run.
+ */
+import { createHarness } from "../tests/_harness.ts";
+import { createTemplate } from "../src/domain/templates/template_service.ts";
+import { systemClock } from "../src/clock.ts";
+import { batchItem, numberFlags } from "./_bench.ts";
+
+const flags = numberFlags({ batches: 200, rounds: 3 });
+const SIZE = 100;
+
+await using h = await createHarness({ clock: systemClock });
+await createTemplate(h.container, {
+  accountId: h.tenant.account.id,
+  channelId: h.tenant.channel.id,
+  name: "order_update",
+  language: "es_AR",
+  category: "UTILITY",
+  status: "approved",
+  components: [{
+    type: "BODY",
+    text: "Hola {{1}}, tu pedido {{2}} está en camino",
+  }],
+});
+
+const body = (b: number) =>
+  JSON.stringify({
+    defaultPhoneNumberId: h.tenant.channel.id,
+    messages: Array.from({ length: SIZE }, (_, k) => batchItem(b * SIZE + k)),
+  });
+
+/** This process's user + system CPU in ms (all threads). */
+function cpuMs(): number {
+  const fields = Deno.readTextFileSync("/proc/self/stat").split(") ")[1]!
+    .split(" ");
+  // utime and stime, in clock ticks of 10 ms (USER_HZ on Linux is 100).
+  return (Number(fields[11]) + Number(fields[12])) * 10;
+}
+
+let next = 0;
+async function send(): Promise<void> {
+  const res = await h.app.fetch(
+    new Request("http://localhost/api/v2/messages/batch", {
+      method: "POST",
+      headers: {
+        authorization: `Bearer ${h.tenant.key}`,
+        "content-type": "application/json",
+      },
+      body: body(next++),
+    }),
+  );
+  const text = await res.text();
+  if (res.status !== 202 || !text.includes(`"accepted":${SIZE}`)) {
+    throw new Error(`Batch failed: ${res.status} ${text.slice(0, 300)}`);
+  }
+}
+
+for (let i = 0; i < 20; i++) await send(); // warm-up: JIT, caches, statements
+for (let r = 0; r < flags.rounds; r++) {
+  const cpu0 = cpuMs();
+  const wall0 = performance.now();
+  for (let i = 0; i < flags.batches; i++) await send();
+  const cpu = cpuMs() - cpu0;
+  console.log(
+    `round ${r + 1}: ${flags.batches} batches of ${SIZE}, CPU ${cpu} ms, ${
+      (cpu * 1000 / (flags.batches * SIZE)).toFixed(1)
+    } us per message, wall ${(performance.now() - wall0).toFixed(0)} ms`,
+  );
+}
