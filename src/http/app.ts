@@ -31,7 +31,7 @@ const beforeRoutes = () => import("./openapi.ts");
  * each with the first path segments of its routes; imported on first use
  * (see lazy_routes.ts).
  */
-const API_GROUPS = [
+export const API_GROUPS = [
   {
     prefixes: ["/account"],
     load: async () => (await import("./routes/account.ts")).accountRoutes,
@@ -82,7 +82,7 @@ const API_GROUPS = [
 ];
 
 /** The /api/v1 panel aliases (plain Hono, outside the document). */
-const PANEL_GROUPS = [
+export const PANEL_GROUPS = [
   {
     prefixes: ["/webhook-subscriptions"],
     load: async () =>
