@@ -10,6 +10,8 @@
 // Request bodies are not hashed (s3rver skips payload verification too).
 import { createServer, type IncomingMessage } from "node:http";
 import type { AddressInfo } from "node:net";
+import { createHash } from "node:crypto";
+import { join } from "node:path";
 import { AwsV4Signer } from "aws4fetch";
 import S3rver from "s3rver";
 
@@ -113,6 +115,62 @@ function headersOf(req: IncomingMessage): Headers {
   return out;
 }
 
+/** The part of s3rver's FilesystemStore that readOwnWrites wraps. */
+interface FilesystemStore {
+  getResourcePath(
+    bucket: string,
+    key: string | undefined,
+    name: string,
+  ): string;
+  putObject(object: { bucket: string; key: string }): Promise<Written>;
+  putPart(
+    bucket: string,
+    uploadId: string,
+    partNumber: number,
+    content: unknown,
+  ): Promise<Written>;
+}
+interface Written {
+  size: number;
+  md5: string;
+}
+
+/**
+ * s3rver 3.7 answers a PUT of an object or a part once the bytes have gone
+ * through its hashing stream, not once the file holds them, so a GET right
+ * after it could read a file still empty (seen once under load: a test's
+ * "old" blob read back as ""). S3 reads its own writes; with this, so does
+ * s3rver: a write is answered once the file on disk hashes to what it
+ * reported (a size check alone would pass on an old file of the same size).
+ */
+function readOwnWrites(store: FilesystemStore): void {
+  const written = async (file: string, { md5 }: Written) => {
+    for (let i = 0; i < 1_000; i++) {
+      const bytes = await Deno.readFile(file).catch(() => null);
+      if (bytes && createHash("md5").update(bytes).digest("hex") === md5) {
+        return;
+      }
+      await new Promise((resolve) => setTimeout(resolve, 2));
+    }
+  };
+  const putObject = store.putObject.bind(store);
+  store.putObject = async (object) => {
+    const result = await putObject(object);
+    await written(
+      store.getResourcePath(object.bucket, object.key, "object"),
+      result,
+    );
+    return result;
+  };
+  const putPart = store.putPart.bind(store);
+  store.putPart = async (bucket, uploadId, partNumber, content) => {
+    const result = await putPart(bucket, uploadId, partNumber, content);
+    const uploads = store.getResourcePath(bucket, undefined, "uploads");
+    await written(join(uploads, uploadId, String(partNumber)), result);
+    return result;
+  };
+}
+
 const args = parseArgs(Deno.args);
 await Deno.mkdir(args.dir, { recursive: true });
 const s3rver = new S3rver({
@@ -121,6 +179,7 @@ const s3rver = new S3rver({
   configureBuckets: args.buckets.map((name) => ({ name })),
 });
 await s3rver.configureBuckets();
+readOwnWrites((s3rver as unknown as { store: FilesystemStore }).store);
 const handle = s3rver.callback();
 
 const server = createServer((req, res) => {
