@@ -18,11 +18,16 @@ export function clip(error: string): string {
 
 /**
  * Settling is batched: completing, failing or releasing any number of jobs is
- * one statement of each kind. Each job still proves its lease: the update
- * joins the job table on (id, lease_token) from a JSON list of the jobs, so a
- * job whose lease was lost (expired and rescued, or released) is left as it
- * is and missing from the answer while the others settle. The SQL is written
- * once, not compiled per call, since the worker pool runs it for every job.
+ * one statement of each kind (per SETTLE_CHUNK jobs). Each job still proves
+ * its lease: the update joins the job table on (id, lease_token) from a list
+ * of the jobs, so a job whose lease was lost (expired and rescued, or
+ * released) is left as it is and missing from the answer while the others
+ * settle. The list is a VALUES list of bound values, and the SQL is written
+ * once per job count, not compiled per call, since the worker pool runs it
+ * for every job. A JSON list unpacked with `->>` cost more (16 claimed jobs
+ * a statement on a SQLite file, alternated in one process, microseconds a
+ * job: complete 10.5 against 9.5, fail 19.6 against 16.3, release 14.5
+ * against 11.6; no difference at one job a statement).
  *
  * A claimed job carries its rowid (JobRow.rowid): the row is found by it
  * directly, the id and token still checked on the row, instead of by a
@@ -31,39 +36,67 @@ export function clip(error: string): string {
  * found by its id; a rowid that no longer holds the job (a VACUUM may
  * renumber rows) is tried again by id (see settleRows).
  */
-const SETTLE_FROM = (columns: string) =>
-  `from (select ${columns} from json_each(?)) as s
-    where jobs.rowid = coalesce(s.rid, (select j.rowid from jobs j where j.id = s.id))
+const SETTLE_WHERE =
+  `where jobs.rowid = coalesce(s.rid, (select j.rowid from jobs j where j.id = s.id))
       and jobs.id = s.id and jobs.lease_token = s.token and jobs.state = 'running'`;
 
-const COMPLETE_SQL = `update jobs
-    set state = 'completed', finalized_at = ?, locked_until = null,
-        lease_token = null, updated_at = ?
-    ${
-  SETTLE_FROM("value ->> 0 as id, value ->> 1 as token, value ->> 2 as rid")
+/** A settle statement over a list of jobs: its text and the list's bound values. */
+type SettleSql = (list: unknown[][]) => { text: string; values: unknown[] };
+
+/** Jobs a settle statement takes: at most 6 x 100 bound values, far below SQLite's limit. */
+const SETTLE_CHUNK = 100;
+
+/**
+ * A settle statement: `update jobs set ${set}` over the list of jobs, a
+ * job's `columns` (id, token, ..., rid last) bound after the parameters of
+ * `set` (a `?` without a number takes the one after the largest before it),
+ * then `returning ${returning}`. The text for n jobs is written once per n.
+ */
+function settleStatement(
+  columns: readonly string[],
+  set: string,
+  returning: string,
+): SettleSql {
+  const row = `(${columns.map(() => "?").join(", ")})`;
+  const aliases = columns.map((c, i) => `column${i + 1} as ${c}`).join(", ");
+  const texts: string[] = [];
+  return (list) => ({
+    text: texts[list.length] ??= `update jobs
+    set ${set}
+    from (select ${aliases} from (values ${
+      Array(list.length).fill(row).join(", ")
+    })) as s
+    ${SETTLE_WHERE}
+    returning ${returning}`,
+    values: list.flat(),
+  });
 }
-    returning jobs.id`;
+
+const COMPLETE = settleStatement(
+  ["id", "token", "rid"],
+  `state = 'completed', finalized_at = ?1, locked_until = null,
+        lease_token = null, updated_at = ?1`,
+  "jobs.id",
+);
 
 // A failure is final when it is permanent or the attempt was the last (LAST_ATTEMPT).
 const FINAL = `(s.permanent = 1 or ${LAST_ATTEMPT_SQL})`;
-const FAIL_SQL = `update jobs
-    set state = case when ${FINAL} then 'discarded' else 'retryable' end,
+const FAIL = settleStatement(
+  ["id", "token", "error", "permanent", "retry_at", "rid"],
+  `state = case when ${FINAL} then 'discarded' else 'retryable' end,
         run_at = case when ${FINAL} then jobs.run_at else s.retry_at end,
         finalized_at = case when ${FINAL} then ?1 else null end,
         errors = json_insert(jobs.errors, '$[#]',
           json_object('at', ?1, 'attempt', jobs.attempt, 'error', s.error)),
         locked_until = null,
         lease_token = null,
-        updated_at = ?1
-    ${
-  SETTLE_FROM(`value ->> 0 as id, value ->> 1 as token, value ->> 2 as error,
-      value ->> 3 as permanent, value ->> 4 as retry_at, value ->> 5 as rid`)
-    .replace("?", "?2")
-}
-    returning jobs.id, jobs.state`;
+        updated_at = ?1`,
+  "jobs.id, jobs.state",
+);
 
-const RELEASE_SQL = `update jobs
-    set state = 'available',
+const RELEASE = settleStatement(
+  ["id", "token", "run_at", "note", "rid"],
+  `state = 'available',
         attempt = max(jobs.attempt - 1, 0),
         run_at = s.run_at,
         errors = case when s.note is null then jobs.errors
@@ -71,31 +104,32 @@ const RELEASE_SQL = `update jobs
             json_object('at', ?1, 'attempt', jobs.attempt, 'error', s.note)) end,
         locked_until = null,
         lease_token = null,
-        updated_at = ?1
-    ${
-  SETTLE_FROM(
-    `value ->> 0 as id, value ->> 1 as token, value ->> 2 as run_at,
-      value ->> 3 as note, value ->> 4 as rid`,
-  ).replace("?", "?2")
-}
-    returning jobs.id`;
+        updated_at = ?1`,
+  "jobs.id",
+);
 
 /**
- * Runs a settle statement whose last parameter is the JSON list of `items`
- * (`entry` gives one's values, its rowid hint last). Items whose hint missed
- * are tried once more by id: one that settles then was moved, not lost.
+ * Runs a settle statement (`sql`, after its fixed `params`) over `items`,
+ * SETTLE_CHUNK at a time (`entry` gives one's values, its rowid hint
+ * appended). Items whose hint missed are tried once more by id: one that
+ * settles then was moved, not lost.
  */
 async function settleRows<T, R extends { id: string }>(
   db: Executor,
-  text: string,
+  sql: SettleSql,
   params: unknown[],
   items: readonly T[],
   entry: (item: T) => [JobLease, ...unknown[]],
 ): Promise<R[]> {
-  const run = async (list: unknown[][]) =>
-    (await db.executeQuery<R>(
-      CompiledQuery.raw(text, [...params, JSON.stringify(list)]),
-    )).rows;
+  const run = async (list: unknown[][]) => {
+    const rows: R[] = [];
+    for (let i = 0; i < list.length; i += SETTLE_CHUNK) {
+      const { text, values } = sql(list.slice(i, i + SETTLE_CHUNK));
+      const query = CompiledQuery.raw(text, [...params, ...values]);
+      rows.push(...(await db.executeQuery<R>(query)).rows);
+    }
+    return rows;
+  };
   const entries = items.map(entry);
   const rows = await run(entries.map(([j, ...v]) => [...v, j.rowid ?? null]));
   if (rows.length === entries.length) return rows;
@@ -114,11 +148,10 @@ export async function completeMany(
   now: Date,
 ): Promise<Set<string>> {
   if (jobs.length === 0) return new Set();
-  const at = toDbTime(now);
   const rows = await settleRows<JobLease, { id: string }>(
     db,
-    COMPLETE_SQL,
-    [at, at],
+    COMPLETE,
+    [toDbTime(now)],
     jobs,
     (j) => [j, j.id, j.leaseToken],
   );
@@ -168,7 +201,7 @@ export async function failMany(
   if (failures.length === 0) return out;
   const rows = await settleRows<Failure, { id: string; state: FailOutcome }>(
     db,
-    FAIL_SQL,
+    FAIL,
     [toDbTime(now)],
     failures,
     (f) => [
@@ -222,7 +255,7 @@ export async function releaseMany(
   if (releases.length === 0) return new Set();
   const rows = await settleRows<Release, { id: string }>(
     db,
-    RELEASE_SQL,
+    RELEASE,
     [toDbTime(now)],
     releases,
     (r) => [
@@ -250,12 +283,18 @@ export async function release(
   return (await releaseMany(db, [one], opts.now)).has(job.id);
 }
 
-const EXTEND_SQL = `update jobs set locked_until = ?1, updated_at = ?2
-    ${
-  SETTLE_FROM("value ->> 0 as id, value ->> 1 as token, value ->> 2 as rid")
-    .replace("?", "?3")
-}
-    returning jobs.id`;
+/**
+ * The heartbeat's list stays one JSON list: it runs once a lease interval,
+ * not once a job, and its one text serves any number of running jobs.
+ */
+const EXTEND: SettleSql = (list) => ({
+  text: `update jobs set locked_until = ?1, updated_at = ?2
+    from (select value ->> 0 as id, value ->> 1 as token, value ->> 2 as rid
+      from json_each(?3)) as s
+    ${SETTLE_WHERE}
+    returning jobs.id`,
+  values: [JSON.stringify(list)],
+});
 
 /**
  * Pushes running jobs' leases to `until` in one statement (the pool's
@@ -269,7 +308,7 @@ export async function extendLeases(
   if (jobs.length === 0) return new Set();
   const rows = await settleRows<JobLease, { id: string }>(
     db,
-    EXTEND_SQL,
+    EXTEND,
     [toDbTime(opts.until), toDbTime(opts.now)],
     jobs,
     (j) => [j, j.id, j.leaseToken],

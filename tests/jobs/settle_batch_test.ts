@@ -186,6 +186,86 @@ engineTest(
   },
 );
 
+engineTest(
+  "settling more jobs than one statement takes settles each with its own values, and a lost lease or a stale rowid in any chunk is as in one",
+  async (h) => {
+    const db = h.container.db;
+    const now = h.clock.now();
+    // 210 of each: more than the retry by id of one statement could hide.
+    const jobs = await claimed(h, 630);
+    const [done, failed, back] = [
+      jobs.slice(0, 210),
+      jobs.slice(210, 420),
+      jobs.slice(420),
+    ];
+    const lost = [done[50]!, done[205]!, failed[99]!, back[1]!];
+    for (const j of lost) await loseLease(h, j);
+    const ids = (js: JobRow[]) => js.map((j) => j.id).sort();
+    const live = (js: JobRow[]) => js.filter((j) => !lost.includes(j));
+
+    // A stale rowid hint in the second statement is retried by id.
+    const completed = await completeMany(
+      db,
+      done.map((j, i) => i === 101 ? { ...j, rowid: 1e9 } : j),
+      now,
+    );
+    assert.deepEqual([...completed].sort(), ids(live(done)));
+
+    const retryAt = (i: number) => addMs(now, 1_000 * (i + 1));
+    const states = await failMany(
+      db,
+      failed.map((job, i) => ({
+        job,
+        error: `e-${i}`,
+        retryable: i % 2 === 0,
+        retryAt: retryAt(i),
+      })),
+      now,
+    );
+    assert.deepEqual(
+      failed.map((j) => states.get(j.id)),
+      failed.map((_, i) =>
+        i === 99 ? "lost" : i % 2 === 0 ? "retryable" : "discarded"
+      ),
+    );
+
+    const runAt = (i: number) => addMs(now, 7_000 * (i + 1));
+    const released = await releaseMany(
+      db,
+      back.map((job, i) => ({
+        // A hint that holds another job, in the second statement.
+        job: i === 100 ? { ...job, rowid: done[0]!.rowid } : job,
+        runAt: runAt(i),
+        ...(i % 3 === 0 ? { note: `n-${i}` } : {}),
+      })),
+      now,
+    );
+    assert.deepEqual([...released].sort(), ids(live(back)));
+
+    const all = await rows(h, jobs);
+    const at = (j: JobRow) => all[jobs.indexOf(j)]!;
+    for (const j of lost) assert.equal(at(j).state, "retryable");
+    for (const j of live(done)) assert.equal(at(j).state, "completed");
+    failed.forEach((j, i) => {
+      if (i === 99) return;
+      const r = at(j);
+      assert.equal(r.run_at, i % 2 === 0 ? retryAt(i).toISOString() : j.runAt);
+      assert.deepEqual(JSON.parse(r.errors), [
+        { at: now.toISOString(), attempt: 1, error: `e-${i}` },
+      ]);
+    });
+    back.forEach((j, i) => {
+      if (i === 1) return;
+      const r = at(j);
+      assert.deepEqual(
+        [r.state, r.attempt, r.run_at, JSON.parse(r.errors).length],
+        ["available", 0, runAt(i).toISOString(), i % 3 === 0 ? 1 : 0],
+      );
+      if (i % 3 === 0) assert.equal(JSON.parse(r.errors)[0].error, `n-${i}`);
+    });
+  },
+);
+
 /**
  * A second connection to the harness's SQLite file that counts the settling
  * statements run through it (Kysely's query log sees transactions too).
