@@ -14,6 +14,8 @@ export interface PlanProbe extends AsyncDisposable {
   planOf(run: (db: Kysely<Database>) => Promise<unknown>): Promise<string>;
   /** The plans of every statement `run` issues, in order. */
   plansOf(run: (db: Kysely<Database>) => Promise<unknown>): Promise<string[]>;
+  /** The SQL text of every statement `run` issues, in order. */
+  sqlOf(run: (db: Kysely<Database>) => Promise<unknown>): Promise<string[]>;
 }
 
 /** Opens `path` a second time with a recording Kysely. */
@@ -28,17 +30,20 @@ export function planProbe(path: string): PlanProbe {
     raw.prepare(`explain query plan ${issued.sql}`)
       .all(...(issued.parameters as (string | number)[]))
       .map((r) => String(r.detail)).join("\n");
-  const plansOf = async (run: (db: Kysely<Database>) => Promise<unknown>) => {
+  const issuedBy = async (run: (db: Kysely<Database>) => Promise<unknown>) => {
     statements.length = 0;
     await run(db);
     if (statements.length === 0) {
       throw new Error("The call issued no statement");
     }
-    return statements.map(explain);
+    return [...statements];
   };
+  const plansOf = async (run: (db: Kysely<Database>) => Promise<unknown>) =>
+    (await issuedBy(run)).map(explain);
   return {
     db,
     plansOf,
+    sqlOf: async (run) => (await issuedBy(run)).map((s) => s.sql),
     async planOf(run) {
       return (await plansOf(run))[0]!;
     },
