@@ -75,7 +75,8 @@ Deno.test("an urgent claim over the lanes reads the urgent lanes' index ranges, 
   for (const [name, opts] of Object.entries(claims)) {
     // Claimed and rolled back, so each claim sees the same table.
     const sqls = await probe.db.transaction().execute(async (trx) => {
-      const sqls = await probe.sqlOf(() => claim(trx, opts));
+      const issued = await probe.statementsOf(() => claim(trx, opts));
+      const sqls = issued.map((s) => s.sql);
       throw new Rollback(sqls);
     }).catch((err) => {
       if (err instanceof Rollback) return err.sqls;
