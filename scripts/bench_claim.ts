@@ -24,6 +24,7 @@ import { openSqliteFile } from "../src/db/sqlite_dialect.ts";
 import type { Database } from "../src/db/schema.ts";
 import { toDbTime } from "../src/db/time.ts";
 import {
+  type AnyJobInput,
   claim,
   type ClaimOptions,
   enqueueManyUnchecked,
@@ -51,7 +52,7 @@ function at(ms: number): Date {
 }
 
 async function fill(db: Kysely<Database>): Promise<void> {
-  const jobs = [];
+  const jobs: AnyJobInput[] = [];
   for (let c = 0; c < flags.channels; c++) {
     for (let i = 0; i < flags["per-channel"]; i++) {
       jobs.push({
