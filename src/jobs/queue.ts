@@ -119,6 +119,22 @@ export interface ClaimOptions {
 }
 
 /**
+ * The lanes a claim reads, ascending: the pool's, without those above
+ * `maxPriority`. Integers (PRIORITY values), written into the SQL as
+ * literals so each lane is its own range of jobs_claim_idx; the planner
+ * reads every listed range and cannot drop one by the bound `priority <= ?`,
+ * so an urgent claim that listed the batch lane read through the whole due
+ * batch backlog (kept as a filter for a claim without lanes).
+ */
+function lanesOf(opts: ClaimOptions): number[] | undefined {
+  if (!opts.lanes) return undefined;
+  const max = opts.maxPriority ?? Infinity;
+  return [...opts.lanes].map((n) => Math.trunc(Number(n)))
+    .filter((n) => n <= max)
+    .sort((a, b) => a - b);
+}
+
+/**
  * The condition of a claimable job (due, in the pool's lanes and kinds, and
  * of `group`: a key, null for none, any without it) as SQL text and its parameters. Written by hand,
  * not with the query builder: the pool claims many times a second.
@@ -130,12 +146,8 @@ function dueCondition(
 ): { text: string; params: unknown[] } {
   const params: unknown[] = [now];
   let text = "state in ('available', 'retryable') and run_at <= ?";
-  if (opts.lanes) {
-    // Integers (PRIORITY values), written as literals so each lane is its own index range.
-    const lanes = [...opts.lanes].map((n) => Math.trunc(Number(n)))
-      .sort((a, b) => a - b);
-    text += ` and priority in (${lanes.join(", ")})`;
-  }
+  const lanes = lanesOf(opts);
+  if (lanes) text += ` and priority in (${lanes.join(", ")})`;
   if (opts.kinds) {
     text += ` and kind in (${opts.kinds.map(() => "?").join(", ")})`;
     params.push(...opts.kinds);
@@ -158,7 +170,7 @@ function dueCondition(
  */
 export async function claim(db: Db, opts: ClaimOptions): Promise<JobRow[]> {
   if (
-    opts.limit <= 0 || opts.kinds?.length === 0 || opts.lanes?.length === 0
+    opts.limit <= 0 || opts.kinds?.length === 0 || lanesOf(opts)?.length === 0
   ) {
     return [];
   }
@@ -239,19 +251,42 @@ function int(n: number): number {
 function pick(
   due: { text: string; params: unknown[] },
   limit: number,
-  reserve: ClaimOptions["reserve"],
+  urgent: { text: string; params: unknown[] } | undefined,
+  slots: number,
 ): { text: string; params: unknown[] } {
   const order =
     `select rowid from jobs where ${due.text} order by priority, run_at`;
-  if (reserve === undefined || reserve.slots <= 0) {
+  if (urgent === undefined) {
     return { text: `${order} limit ${int(limit)}`, params: due.params };
   }
   return {
-    text: `${order} limit max(${int(limit - reserve.slots)}, (
+    text: `${order} limit max(${int(limit - slots)}, (
         select count(*) from (select 1 from jobs
-          where ${due.text} and priority <= ? limit ${int(limit)})))`,
-    params: [...due.params, ...due.params, reserve.maxPriority],
+          where ${urgent.text} limit ${int(limit)})))`,
+    params: [...due.params, ...urgent.params],
   };
+}
+
+/**
+ * The condition of a job urgent enough for the reserved slots, or undefined
+ * when none are reserved; its lanes end at the reserve's priority. With no
+ * lane that urgent it is false: the reserved slots stay out of the limit.
+ */
+function urgentCondition(
+  opts: ClaimOptions,
+  now: string,
+  group: RingMember | undefined,
+): { text: string; params: unknown[] } | undefined {
+  const reserve = opts.reserve;
+  if (group !== undefined || reserve === undefined || reserve.slots <= 0) {
+    return undefined;
+  }
+  const urgent = {
+    ...opts,
+    maxPriority: Math.min(opts.maxPriority ?? Infinity, reserve.maxPriority),
+  };
+  if (lanesOf(urgent)?.length === 0) return { text: "false", params: [] };
+  return dueCondition(urgent, now);
 }
 
 async function claimWhere(
@@ -275,7 +310,8 @@ async function claimWhere(
   const picked = pick(
     due,
     limit,
-    group === undefined ? opts.reserve : undefined,
+    urgentCondition(opts, now, group),
+    opts.reserve?.slots ?? 0,
   );
   // **A job is claimed by exactly one worker: the select and the update are ONE statement, so
   // SQLite's single writer (or sqld's) serialises two claimers and the second sees `running`.**

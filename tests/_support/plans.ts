@@ -14,6 +14,16 @@ export interface PlanProbe extends AsyncDisposable {
   planOf(run: (db: Kysely<Database>) => Promise<unknown>): Promise<string>;
   /** The plans of every statement `run` issues, in order. */
   plansOf(run: (db: Kysely<Database>) => Promise<unknown>): Promise<string[]>;
+  /** Every statement `run` issues, in order, with its plan. */
+  statementsOf(
+    run: (db: Kysely<Database>) => Promise<unknown>,
+  ): Promise<Issued[]>;
+}
+
+export interface Issued {
+  sql: string;
+  parameters: readonly unknown[];
+  plan: string;
 }
 
 /** Opens `path` a second time with a recording Kysely. */
@@ -28,17 +38,22 @@ export function planProbe(path: string): PlanProbe {
     raw.prepare(`explain query plan ${issued.sql}`)
       .all(...(issued.parameters as (string | number)[]))
       .map((r) => String(r.detail)).join("\n");
-  const plansOf = async (run: (db: Kysely<Database>) => Promise<unknown>) => {
+  const statementsOf = async (
+    run: (db: Kysely<Database>) => Promise<unknown>,
+  ): Promise<Issued[]> => {
     statements.length = 0;
     await run(db);
     if (statements.length === 0) {
       throw new Error("The call issued no statement");
     }
-    return statements.map(explain);
+    return statements.map((s) => ({ ...s, plan: explain(s) }));
   };
+  const plansOf = async (run: (db: Kysely<Database>) => Promise<unknown>) =>
+    (await statementsOf(run)).map((s) => s.plan);
   return {
     db,
     plansOf,
+    statementsOf,
     async planOf(run) {
       return (await plansOf(run))[0]!;
     },
