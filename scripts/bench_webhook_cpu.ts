@@ -1,7 +1,8 @@
 // deno-lint-ignore-file no-console
 /**
  * CPU and statements per delivered webhook, in one process:
- * `deno run -A scripts/bench_webhook_cpu.ts [--messages 200] [--rounds 3]`.
+ * `deno run -A scripts/bench_webhook_cpu.ts [--messages 200] [--rounds 3]
+ *   [--rate 0] [--statements 0]`.
  *
  * The real app (tests/_harness.ts: a SQLite file, a seeded tenant) with two
  * subscriptions to every event, on a receiver in a child process (its CPU
@@ -10,21 +11,31 @@
  * (contact.created and conversation.created in one unit, then three
  * message.status_changed, one unit each, all through the group commit),
  * then starts the app's worker pools (lifecycle.ts) and waits until every
- * delivery job has ended. Printed per round, for the fan-out and for the
- * deliveries apart: process CPU (user + system, from /proc, the
- * checkpointer thread included) and SQLite statements executed, each per
- * delivered webhook, and with --statements the statements by text. CPU,
- * not wall time, is the figure that holds on a shared machine: alternate
- * two checkouts and compare the lowest round of each run.
+ * delivery job has ended; with --rate, the pools run while the messages
+ * arrive at that pace (the pipeline's shape: small units). Printed per
+ * round, for the fan-out and the deliveries apart (together with --rate):
+ * process CPU (user + system, from /proc, the checkpointer thread
+ * included) and SQLite statements executed, each per delivered webhook, and
+ * with --statements 1 the statements by text (count and wall time inside
+ * each, per delivered webhook). CPU, not wall time, is the figure that
+ * holds on a shared machine: alternate two checkouts and compare the lowest
+ * round of each run.
  */
 import { StatementSync } from "node:sqlite";
+import { sql } from "kysely";
 import { createHarness } from "../tests/_harness.ts";
 import { systemClock } from "../src/clock.ts";
 import { recordEvents } from "../src/domain/events/event_service.ts";
 import { startBackground } from "../src/lifecycle.ts";
 import { numberFlags } from "./_bench.ts";
 
-const flags = numberFlags({ messages: 200, rounds: 3, statements: 0 });
+const flags = numberFlags({
+  messages: 200,
+  rounds: 3,
+  statements: 0,
+  /** Messages a second with the pools running (0: fan out, then deliver). */
+  rate: 0,
+});
 
 const RECEIVER = `
 const s = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: (a) =>
@@ -60,7 +71,8 @@ function cpuMs(): number {
   return (Number(fields[11]) + Number(fields[12])) * 10;
 }
 
-const seen = new Map<string, number>();
+/** Statements by text: how many, and the time spent in them (synchronous in node:sqlite). */
+const seen = new Map<string, { n: number; ms: number; max: number }>();
 let counting = 0;
 // deno-lint-ignore no-explicit-any
 const proto = StatementSync.prototype as any;
@@ -68,11 +80,19 @@ for (const m of ["all", "run", "get", "iterate"]) {
   const original = proto[m];
   proto[m] = function (this: StatementSync, ...args: unknown[]) {
     counting++;
-    if (flags.statements) {
-      const key = this.sourceSQL.replace(/\s+/g, " ").slice(0, 70);
-      seen.set(key, (seen.get(key) ?? 0) + 1);
+    if (!flags.statements) return original.apply(this, args);
+    const key = this.sourceSQL.replace(/\s+/g, " ").slice(0, 70);
+    const started = performance.now();
+    try {
+      return original.apply(this, args);
+    } finally {
+      const entry = seen.get(key) ?? { n: 0, ms: 0, max: 0 };
+      const ms = performance.now() - started;
+      entry.n++;
+      entry.ms += ms;
+      entry.max = Math.max(entry.max, ms);
+      seen.set(key, entry);
     }
-    return original.apply(this, args);
   };
 }
 
@@ -119,13 +139,11 @@ function messageUnits(): Promise<unknown>[] {
   ];
 }
 
-async function pendingJobs(): Promise<number> {
-  const row = await h.container.db.selectFrom("jobs")
-    .select((eb) => eb.fn.countAll<number>().as("n"))
-    .where("kind", "=", "webhook.deliver")
-    .where("state", "in", ["available", "retryable", "running"])
-    .executeTakeFirstOrThrow();
-  return Number(row.n);
+/** Deliveries not attempted yet (their partial index holds only those). */
+async function pendingDeliveries(): Promise<number> {
+  const { rows } = await sql<{ n: number }>`select count(*) as n
+    from webhook_deliveries where status = 'pending'`.execute(h.container.db);
+  return Number(rows[0]!.n);
 }
 
 function report(what: string, cpu: number, statements: number, n: number) {
@@ -136,9 +154,66 @@ function report(what: string, cpu: number, statements: number, n: number) {
   );
 }
 
+/** Statements by text, sorted by time spent in them. */
+function printStatements(label: string, map: typeof seen, deliveries: number) {
+  console.log(`  ${label} statements:`);
+  const rows = [...map].sort((a, b) => b[1].ms - a[1].ms);
+  for (const [text, { n, ms, max }] of rows) {
+    console.log(
+      `    ${(n / deliveries).toFixed(3)} x, ${
+        (ms * 1000 / deliveries).toFixed(1).padStart(5)
+      } us (longest ${max.toFixed(1)} ms)  ${text}`,
+    );
+  }
+}
+
+/** Waits until no delivery is pending. */
+async function drained(): Promise<void> {
+  while (await pendingDeliveries() > 0) {
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+/**
+ * A round with the pools running while messages arrive at `rate` a second
+ * (the pipeline's shape: deliveries in small units as they come).
+ */
+async function pacedRound(r: number, deliveries: number): Promise<void> {
+  const parts = startBackground(h.container);
+  const cpu0 = cpuMs();
+  const st0 = counting;
+  const wall0 = performance.now();
+  const units: Promise<unknown>[] = [];
+  for (let i = 0; i < flags.messages; i++) {
+    units.push(...messageUnits());
+    const due = wall0 + (i + 1) * 1000 / flags.rate;
+    await new Promise((resolve) =>
+      setTimeout(resolve, Math.max(0, due - performance.now()))
+    );
+  }
+  await Promise.all(units);
+  await drained();
+  const cpu = cpuMs() - cpu0;
+  const st = counting - st0;
+  for (const p of parts) await p.stop();
+  console.log(
+    `round ${
+      r + 1
+    }: ${flags.messages} messages at ${flags.rate}/s, ${deliveries} webhooks, in ${
+      (performance.now() - wall0).toFixed(0)
+    } ms`,
+  );
+  report("fan-out and delivery", cpu, st, deliveries);
+  if (flags.statements) printStatements("all", seen, deliveries);
+}
+
 for (let r = 0; r < flags.rounds; r++) {
   const deliveries = flags.messages * 5 * 2;
   seen.clear();
+  if (flags.rate > 0) {
+    await pacedRound(r, deliveries);
+    continue;
+  }
   let cpu0 = cpuMs();
   let st0 = counting;
   // 50 messages' units at a time, gathered by the group commit.
@@ -156,9 +231,7 @@ for (let r = 0; r < flags.rounds; r++) {
   st0 = counting;
   const wall0 = performance.now();
   const parts = startBackground(h.container);
-  while (await pendingJobs() > 0) {
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
+  await drained();
   for (const p of parts) await p.stop();
   const cpu = cpuMs() - cpu0;
   const st = counting - st0;
@@ -172,15 +245,8 @@ for (let r = 0; r < flags.rounds; r++) {
   report("fan-out", fanCpu, fanSt, deliveries);
   report("delivery", cpu, st, deliveries);
   if (flags.statements) {
-    for (const [label, map] of [["fan-out", fanSeen], ["delivery", seen]]) {
-      console.log(`  ${label} statements:`);
-      const rows = [...(map as Map<string, number>)].sort((a, b) =>
-        b[1] - a[1]
-      );
-      for (const [text, n] of rows) {
-        console.log(`    ${(n / deliveries).toFixed(3)}  ${text}`);
-      }
-    }
+    printStatements("fan-out", fanSeen, deliveries);
+    printStatements("delivery", seen, deliveries);
   }
 }
 const failed = await h.container.db.selectFrom("webhook_deliveries")
