@@ -4,7 +4,7 @@ import type { Executor, WebhookDeliveriesTable } from "../../db/schema.ts";
 import { batcherOf, RecordBatcher } from "./record_batcher.ts";
 import { newId } from "../../ids.ts";
 import { addMs, toDbTime } from "../../db/time.ts";
-import { completeMany, enqueueMany } from "../../jobs/queue.ts";
+import { completeMany, enqueueManyCompiled } from "../../jobs/queue.ts";
 import {
   WEBHOOK_MAX_ATTEMPTS,
   webhookRetryDelayMs,
@@ -146,10 +146,11 @@ async function writeMade(trx: Executor, made: Made[]): Promise<boolean[]> {
   const retries = recorded.filter((m) => m.next !== null).map(retryOf);
   if (retries.length > 0) {
     await insertDeliveries(trx, retries.map((r) => r.row));
-    await enqueueMany(
+    await enqueueManyCompiled(
       trx,
       retries.map((r) => deliveryJob(r.row, { runAt: r.runAt })),
       made.at(-1)!.t.done,
+      { wake: true },
     );
   }
   await wakeDependents(
