@@ -9,7 +9,12 @@ import { record } from "../../src/domain/webhooks/attempt_record_service.ts";
 import type { AttemptDeps } from "../../src/domain/webhooks/attempt.ts";
 import type { SentAttempt } from "../../src/domain/webhooks/attempt_send_service.ts";
 import { toDbTime } from "../../src/db/time.ts";
-import { createContact, nextPhone, webhookTest } from "../_support/webhooks.ts";
+import {
+  createContact,
+  nextPhone,
+  type WebhookHarness,
+  webhookTest,
+} from "../_support/webhooks.ts";
 import { recording } from "../_support/recording.ts";
 import { ENGINES } from "../_harness.ts";
 import { sql } from "kysely";
@@ -28,29 +33,39 @@ const OK: SentAttempt = {
   redirectStatusCode: null,
 };
 
+/** Claims the due delivery jobs, as the webhook pool would. */
+function claimDeliveries(h: WebhookHarness) {
+  return claim(h.container.db, {
+    workerId: "w",
+    limit: 20,
+    leaseMs: 15_000,
+    now: h.clock.now(),
+    kinds: ["webhook.deliver"],
+  });
+}
+
+/** The container, its group commit's units recording their SQL in `seen`. */
+function recordingDeps(h: WebhookHarness, seen: string[]): AttemptDeps {
+  return {
+    ...h.container,
+    commits: {
+      run: (fn, opts) =>
+        h.container.commits.run((trx) => fn(recording(trx, seen)), opts),
+    },
+  };
+}
+
 webhookTest(
   "attempts recorded in one unit complete their jobs with one statement; a job whose lease was lost is reported not completed",
   async (h, receiver) => {
     await h.subscribe({ url: receiver.url, events: ["contact.created"] });
     for (let i = 0; i < 3; i++) await createContact(h, nextPhone());
     const db = h.container.db;
-    const jobs = await claim(db, {
-      workerId: "w",
-      limit: 10,
-      leaseMs: 15_000,
-      now: h.clock.now(),
-      kinds: ["webhook.deliver"],
-    });
+    const jobs = await claimDeliveries(h);
     assert.equal(jobs.length, 3);
 
     const seen: string[] = [];
-    const deps: AttemptDeps = {
-      ...h.container,
-      commits: {
-        run: (fn, opts) =>
-          h.container.commits.run((trx) => fn(recording(trx, seen)), opts),
-      },
-    };
+    const deps = recordingDeps(h, seen);
     const marks = new Map<string, boolean>();
     const at = toDbTime(h.clock.now());
     const recorded = jobs.map(async (job, i) => {
@@ -143,24 +158,12 @@ for (const engine of ENGINES) {
         )
       );
       const db = h.container.db;
-      const jobs = await claim(db, {
-        workerId: "w",
-        limit: 20,
-        leaseMs: 15_000,
-        now: h.clock.now(),
-        kinds: ["webhook.deliver"],
-      });
+      const jobs = await claimDeliveries(h);
       assert.equal(jobs.length, 6, "the contact.created ones: the rest wait");
       h.clock.advance(1_000);
       const done = h.clock.now();
       const seen: string[] = [];
-      const deps: AttemptDeps = {
-        ...h.container,
-        commits: {
-          run: (fn, opts) =>
-            h.container.commits.run((trx) => fn(recording(trx, seen)), opts),
-        },
-      };
+      const deps = recordingDeps(h, seen);
       // The rows read first, so the six records reach the batcher in one
       // turn (one unit) on either engine.
       const rows = await Promise.all(jobs.map(async (job) => {
