@@ -38,6 +38,11 @@ for (let c = 0; c < 128; c++) {
 
 const encoder = new TextEncoder();
 
+/** Header names already checked (a token, not one the client sets): the same few on every request. */
+const checkedNames = new Set<string>();
+const MAX_CHECKED_NAMES = 1_000;
+const UNSAFE_VALUE = /[\r\n\0]/;
+
 /** Encodes the request head and body into one buffer (one write); throws EgressError("protocol") for unsafe headers. */
 export function encodeRequest(
   method: string,
@@ -56,15 +61,8 @@ export function encodeRequest(
   const host = target.port === defaultPort ? name : `${name}:${target.port}`;
   let head = `${method} ${path} HTTP/1.1\r\nHost: ${host}\r\n`;
   for (const [key, value] of options.headers) {
-    if (!isToken(key)) {
-      throw protocol(
-        `Cannot send header "${key}": the name is not a valid token`,
-      );
-    }
-    if (RESERVED_HEADERS.has(key.toLowerCase())) {
-      throw protocol(`Cannot send header "${key}": the client sets it itself`);
-    }
-    if (value.includes("\r") || value.includes("\n") || value.includes("\0")) {
+    if (!checkedNames.has(key)) checkName(key);
+    if (UNSAFE_VALUE.test(value)) {
       throw protocol(
         `Cannot send header "${key}": the value contains CR, LF or NUL`,
       );
@@ -72,15 +70,31 @@ export function encodeRequest(
     head += `${key}: ${value}\r\n`;
   }
   const body = options.body;
+  const bodyBytes = body?.byteLength ?? 0;
   if (body !== undefined || method === "POST") {
-    head += `Content-Length: ${body?.byteLength ?? 0}\r\n`;
+    head += `Content-Length: ${bodyBytes}\r\n`;
   }
-  const headBytes = encoder.encode(`${head}\r\n`);
-  if (body === undefined || body.byteLength === 0) return headBytes;
-  const out = new Uint8Array(headBytes.byteLength + body.byteLength);
-  out.set(headBytes);
-  out.set(body, headBytes.byteLength);
-  return out;
+  head += "\r\n";
+  // One buffer, the head encoded straight into it (UTF-8: at most 3 bytes a
+  // code unit), then the body after it.
+  const out = new Uint8Array(head.length * 3 + bodyBytes);
+  const { written } = encoder.encodeInto(head, out);
+  if (bodyBytes > 0) out.set(body!, written);
+  return out.subarray(0, written + bodyBytes);
+}
+
+/** Throws unless `key` is a token the caller may set; remembers it when it is. */
+function checkName(key: string): void {
+  if (!isToken(key)) {
+    throw protocol(
+      `Cannot send header "${key}": the name is not a valid token`,
+    );
+  }
+  if (RESERVED_HEADERS.has(key.toLowerCase())) {
+    throw protocol(`Cannot send header "${key}": the client sets it itself`);
+  }
+  if (checkedNames.size >= MAX_CHECKED_NAMES) checkedNames.clear();
+  checkedNames.add(key);
 }
 
 /** Index of the first CRLFCRLF in bytes at or after `from`, or -1. */

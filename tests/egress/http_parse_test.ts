@@ -45,6 +45,39 @@ Deno.test("encodeRequest refuses methods other than POST and GET", () => {
   );
 });
 
+Deno.test("encodeRequest writes headers and body exactly, and refuses a bad header however often it is sent", () => {
+  const target = parseTarget("http://hooks.test:8080/in?x=1", RULES);
+  const body = text('{"a":"é"}');
+  const out = encodeRequest("POST", target, {
+    headers: [["X-Name", "ünïcode value"], [
+      "Content-Type",
+      "application/json",
+    ]],
+    body,
+  });
+  assert.equal(
+    decode(out),
+    "POST /in?x=1 HTTP/1.1\r\nHost: hooks.test:8080\r\nX-Name: ünïcode value\r\n" +
+      'Content-Type: application/json\r\nContent-Length: 10\r\n\r\n{"a":"é"}',
+  );
+  assert.equal(out.byteLength, decode(out).length + 3, "UTF-8 bytes, no slack");
+  const refused = (headers: Array<[string, string]>) =>
+    assert.throws(
+      () => encodeRequest("POST", target, { headers, body }),
+      (err: unknown) => err instanceof EgressError && err.kind === "protocol",
+      JSON.stringify(headers),
+    );
+  // Twice each: a name accepted once is remembered, a refused one never is.
+  for (let i = 0; i < 2; i++) {
+    refused([["Bad Name", "v"]]);
+    refused([["content-LENGTH", "1"]]);
+    refused([["Transfer-Encoding", "chunked"]]);
+    refused([["X-Name", "a\r\nInjected: 1"]]);
+    refused([["X-Name", "a\nb"]]);
+    refused([["X-Name", "a\0b"]]);
+  }
+});
+
 Deno.test("parseHead picks the body framing of RFC 9112", () => {
   const framing = (lines: string[]) => {
     const parsed = head(lines);

@@ -2,13 +2,16 @@ import assert from "node:assert/strict";
 import type { WebhookDeliveriesTable } from "../../src/db/schema.ts";
 import {
   type AttemptResult,
-  dependentsOf,
   findAttemptRows,
   findDelivery,
   finishAttempt,
   finishAttempts,
   insertDeliveries,
+  runDependentsNow,
 } from "../../src/domain/webhooks/delivery_repo.ts";
+import { deliveryJob } from "../../src/domain/webhooks/fanout_service.ts";
+import { enqueueMany } from "../../src/jobs/queue.ts";
+import { toDbTime } from "../../src/db/time.ts";
 import { ENGINES } from "../_harness.ts";
 import { webhookTest } from "../_support/webhooks.ts";
 
@@ -117,23 +120,52 @@ for (const engine of ENGINES) {
       assert.equal(all.size, 150);
       assert.deepEqual(await read("m-149"), { ...row("m-149"), ...failed });
 
-      // The reads of many rows at once: pending dependents of several
-      // chains (d-2 is no longer pending), and attempt rows by id.
+      // The pending attempts waiting for several chains (d-2 is no longer
+      // pending) made due now in one statement: their jobs' run_at, and
+      // no other job's.
       await insertDeliveries(db, [row("d-4"), row("d-5")]);
-      assert.deepEqual(
-        (await dependentsOf(db, [
-          "d-2-after",
-          "d-4-after",
-          "d-5-after",
-          "d-9-after",
-        ]))
-          .sort(),
-        ["d-4", "d-5"],
+      const later = new Date("2030-01-01T00:00:00.000Z");
+      await enqueueMany(
+        db,
+        ["d-2", "d-4", "d-5", "d-6"].map((id) =>
+          deliveryJob({ id, webhook_id: hook.id }, { runAt: later })
+        ),
+        new Date(),
       );
-      assert.deepEqual(await dependentsOf(db, []), []);
-      const found = await findAttemptRows(db, ["d-1", "d-4", "d-9"]);
-      assert.deepEqual([...found.keys()].sort(), ["d-1", "d-4"]);
+      await runDependentsNow(db, [
+        "d-2-after",
+        "d-4-after",
+        "d-5-after",
+        "d-9-after",
+      ], "2026-01-01T00:00:07.000Z");
+      await runDependentsNow(db, [], "2026-01-01T00:00:08.000Z");
+      const due = await db.selectFrom("jobs").select(["unique_key", "run_at"])
+        .where("kind", "=", "webhook.deliver").orderBy("unique_key").execute();
+      assert.deepEqual(due.map((j) => ({ ...j })), [
+        { unique_key: "webhook.deliver:d-2", run_at: toDbTime(later) },
+        {
+          unique_key: "webhook.deliver:d-4",
+          run_at: "2026-01-01T00:00:07.000Z",
+        },
+        {
+          unique_key: "webhook.deliver:d-5",
+          run_at: "2026-01-01T00:00:07.000Z",
+        },
+        { unique_key: "webhook.deliver:d-6", run_at: toDbTime(later) },
+      ]);
+      // Attempt rows by id, each with when the pending attempt of the chain
+      // it waits for is due: d-4 waits for the pending d-7 chain, d-1 for a
+      // chain that has none, d-8 for none at all.
+      await insertDeliveries(db, [
+        { ...row("d-7"), root_id: "d-4-after" },
+        { ...row("d-8"), after_root_id: null },
+      ]);
+      const found = await findAttemptRows(db, ["d-1", "d-4", "d-8", "d-9"]);
+      assert.deepEqual([...found.keys()].sort(), ["d-1", "d-4", "d-8"]);
       assert.equal(found.get("d-4")!.url, receiver.url);
+      assert.equal(found.get("d-4")!.first_due, row("d-7").next_attempt_at);
+      assert.equal(found.get("d-1")!.first_due, null);
+      assert.equal(found.get("d-8")!.first_due, null);
       assert.equal(found.get("d-4")!.data, null);
     },
     { engine },

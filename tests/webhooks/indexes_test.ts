@@ -5,12 +5,11 @@ import type { Db } from "../../src/db/schema.ts";
 import { planProbe } from "../_support/plans.ts";
 import { createHarness } from "../_harness.ts";
 import {
-  dependentsOf,
   findAttemptRow,
   listDeliveryRows,
   pendingContactCreated,
-  pendingOfChain,
   pruneDeliveries,
+  runDependentsNow,
 } from "../../src/domain/webhooks/delivery_repo.ts";
 import { pruneEvents } from "../../src/domain/events/event_repo.ts";
 import { subscribersOf } from "../../src/domain/webhooks/webhook_repo.ts";
@@ -22,14 +21,19 @@ Deno.test("webhook queries use their indexes", async () => {
   const id = crypto.randomUUID();
   const cases: Array<[string, (db: Db) => Promise<unknown>, RegExp]> = [
     [
-      "pendingOfChain",
-      (db) => pendingOfChain(db, id),
-      /webhook_deliveries_chain_idx/,
+      "findAttemptRow: the chain it waits for",
+      (db) => findAttemptRow(db, id),
+      /SUBQUERY[\s\S]*webhook_deliveries_chain_idx \(root_id=\?\)/,
     ],
     [
-      "dependentsOf",
-      (db) => dependentsOf(db, [id, crypto.randomUUID()]),
+      "runDependentsNow: the waiting rows",
+      (db) => runDependentsNow(db, [id, crypto.randomUUID()], "now"),
       /webhook_deliveries_after_idx/,
+    ],
+    [
+      "runDependentsNow: their jobs",
+      (db) => runDependentsNow(db, [id, crypto.randomUUID()], "now"),
+      /jobs_unique_key_idx \(unique_key=\?\)/,
     ],
     [
       "pendingContactCreated",

@@ -4,24 +4,24 @@ import type { Executor, WebhookDeliveriesTable } from "../../db/schema.ts";
 import { batcherOf, RecordBatcher } from "./record_batcher.ts";
 import { newId } from "../../ids.ts";
 import { addMs, toDbTime } from "../../db/time.ts";
-import { completeMany, enqueueMany, runNow } from "../../jobs/queue.ts";
+import { completeMany, enqueueManyCompiled } from "../../jobs/queue.ts";
 import {
   WEBHOOK_MAX_ATTEMPTS,
   webhookRetryDelayMs,
 } from "../../jobs/retry_policy.ts";
 import {
   type AttemptRow,
-  dependentsOf,
   finishAttempt,
   finishAttempts,
   insertDeliveries,
+  runDependentsNow,
   skipQueue,
 } from "./delivery_repo.ts";
 import { type SentAttempt } from "./attempt_send_service.ts";
-import { deliveryJobKey, NOT_ATTEMPTED, pendingRow } from "./delivery.ts";
+import { NOT_ATTEMPTED, pendingRow } from "./delivery.ts";
 import { deliveryJob } from "./fanout_service.ts";
 import { AUTO_DISABLE_AFTER } from "./webhook.ts";
-import { recordDeliveryOutcome } from "./webhook_repo.ts";
+import { recordDeliveryOutcome, recordSuccesses } from "./webhook_repo.ts";
 import type { AttemptContext, AttemptDeps } from "./attempt.ts";
 
 /** A Retry-After never pushes a retry further than this. */
@@ -66,7 +66,7 @@ async function completeJobs(
   for (const c of ctxs) c.markCompleted(done.has(c.lease.id));
 }
 
-/** Once contact.created deliveries end, what waited for them runs at once (one read, one write). */
+/** Once contact.created deliveries end, what waited for them runs at once (one statement). */
 async function wakeDependents(
   trx: Executor,
   rows: readonly AttemptRow[],
@@ -74,9 +74,7 @@ async function wakeDependents(
 ) {
   const roots = rows.filter((r) => r.event === "contact.created")
     .map((r) => r.root_id);
-  if (roots.length === 0) return;
-  const ids = await dependentsOf(trx, roots);
-  await runNow(trx, ids.map(deliveryJobKey), now);
+  await runDependentsNow(trx, roots, toDbTime(now));
 }
 
 /** When the next attempt runs, or null when this one ends the delivery. */
@@ -148,10 +146,11 @@ async function writeMade(trx: Executor, made: Made[]): Promise<boolean[]> {
   const retries = recorded.filter((m) => m.next !== null).map(retryOf);
   if (retries.length > 0) {
     await insertDeliveries(trx, retries.map((r) => r.row));
-    await enqueueMany(
+    await enqueueManyCompiled(
       trx,
       retries.map((r) => deliveryJob(r.row, { runAt: r.runAt })),
       made.at(-1)!.t.done,
+      { wake: true },
     );
   }
   await wakeDependents(
@@ -191,16 +190,18 @@ function retryOf({ row, t, next, nextAt }: Made) {
 
 /**
  * The subscriptions' counters, in the order the attempts ended: one write
- * for a subscription whose attempts all succeeded, else one per attempt (a
- * failure counts towards auto-disable). Returns the attempts that disabled one.
+ * for every subscription whose attempts all succeeded, else one per attempt
+ * (a failure counts towards auto-disable). Returns the attempts that
+ * disabled one.
  */
 async function countOutcomes(trx: Executor, made: Made[]): Promise<Set<Made>> {
   const byHook = Map.groupBy(made, (m) => m.row.webhook_id);
   const disabled = new Set<Made>();
+  const succeeded: { id: string; at: string }[] = [];
   for (const [webhookId, list] of byHook) {
     if (list.every((m) => m.sent.success)) {
       const at = list.map((m) => m.t.at).reduce((a, b) => a > b ? a : b);
-      await recordDeliveryOutcome(trx, webhookId, { success: true, at });
+      succeeded.push({ id: webhookId, at });
       continue;
     }
     for (const m of list) {
@@ -211,6 +212,7 @@ async function countOutcomes(trx: Executor, made: Made[]): Promise<Set<Made>> {
       if (off) disabled.add(m);
     }
   }
+  await recordSuccesses(trx, succeeded);
   return disabled;
 }
 

@@ -1,6 +1,6 @@
 import { RetryLater } from "../../errors.ts";
 import { toDbTime } from "../../db/time.ts";
-import { type AttemptRow, pendingOfChain } from "./delivery_repo.ts";
+import type { AttemptRow } from "./delivery_repo.ts";
 import { attemptReaderOf } from "./attempt_read_service.ts";
 import { sendAttempt, type SentAttempt } from "./attempt_send_service.ts";
 import { finish, record } from "./attempt_record_service.ts";
@@ -30,7 +30,7 @@ export async function attemptDelivery(
   const row = await attemptReaderOf(deps.db).read(deliveryId);
   if (!row || row.status !== "pending") return;
   const now = deps.clock.now();
-  if (row.after_root_id) await waitForFirst(deps, row.after_root_id, now);
+  if (row.first_due !== null) waitForFirst(row.first_due, now);
   if (row.kind !== "test" && row.enabled !== 1) {
     await finish(deps, row, ctx, {
       status: "skipped",
@@ -55,18 +55,15 @@ export async function attemptDelivery(
 
 /**
  * Puts the attempt back while the contact's contact.created is still on its
- * way (its end wakes this job at once; the wait only covers a race with that
- * wake-up, so it grows with how long the first one has been in flight).
+ * way (`due`: when its pending attempt runs, read with the row; its end
+ * wakes this job at once, the wait only covers a race with that wake-up, so
+ * it grows with how long the first one has been in flight).
  */
-async function waitForFirst(deps: AttemptDeps, rootId: string, now: Date) {
-  const first = await pendingOfChain(deps.db, rootId);
-  if (!first) return;
-  const due = first.next_attempt_at
-    ? Date.parse(first.next_attempt_at)
-    : now.getTime();
-  const ms = due > now.getTime()
-    ? due - now.getTime() + WAIT_POLL_MS
-    : Math.min(Math.max(WAIT_POLL_MS, (now.getTime() - due) / 2), WAIT_MAX_MS);
+function waitForFirst(due: string, now: Date): void {
+  const at = due ? Date.parse(due) : now.getTime();
+  const ms = at > now.getTime()
+    ? at - now.getTime() + WAIT_POLL_MS
+    : Math.min(Math.max(WAIT_POLL_MS, (now.getTime() - at) / 2), WAIT_MAX_MS);
   throw new RetryLater(
     ms,
     "Waiting for the contact.created of this contact to be delivered first",

@@ -85,18 +85,34 @@ export async function insertDeliveries(
   }
 }
 
-/** What one attempt needs, in one read: the row, its subscription and its event's data. */
+/**
+ * What one attempt needs, in one read: the row, its subscription, its
+ * event's data and, for a row that waits for a chain (after_root_id), that
+ * chain's pending attempt.
+ */
 export interface AttemptRow extends WebhookDeliveriesTable {
   url: string;
   enabled: number;
   secret_enc: string;
   headers_enc: string | null;
   data: string | null;
+  /**
+   * When the pending attempt of the chain this row waits for is due ("" for
+   * a pending attempt without a due time); null when the row waits for
+   * nothing or that chain has ended.
+   */
+  first_due: string | null;
 }
 
-// The ids' list drives the join: one primary-key lookup per id.
+// The ids' list drives the join: one primary-key lookup per id; the chain
+// waited for is one probe of webhook_deliveries_chain_idx, only for a row
+// that waits.
 const FIND_ATTEMPT_ROWS = `select d.*, w.url, w.enabled, w.secret_enc,
-  w.headers_enc, e.data
+  w.headers_enc, e.data,
+  case when d.after_root_id is null then null else (
+    select coalesce(f.next_attempt_at, '') from webhook_deliveries as f
+    where f.root_id = d.after_root_id and f.status = 'pending' limit 1)
+  end as first_due
   from json_each(?) as j
   inner join webhook_deliveries as d on d.id = j.value
   inner join webhooks as w on w.id = d.webhook_id
@@ -133,34 +149,27 @@ export async function findDelivery(
     .executeTakeFirst();
 }
 
-/** The next attempt of a chain still to make (when it runs), or undefined once the chain ended. */
-export async function pendingOfChain(
-  db: Executor,
-  rootId: string,
-): Promise<{ next_attempt_at: string | null } | undefined> {
-  const { rows } = await runPrecompiled<{ next_attempt_at: string | null }>(
-    db,
-    `select next_attempt_at from webhook_deliveries
-      where root_id = ? and status = 'pending' limit 1`,
-    [rootId],
-  );
-  return rows[0];
-}
-
-/** Pending attempts that wait for one of the chains `rootIds` to end, in one statement. */
-export async function dependentsOf(
+/**
+ * Makes the pending attempts that wait for one of the chains `rootIds` due
+ * now (their jobs' run_at), in one statement: the end of a contact.created
+ * chain releases what waited for it.
+ */
+export async function runDependentsNow(
   db: Executor,
   rootIds: readonly string[],
-): Promise<string[]> {
-  if (rootIds.length === 0) return [];
-  const { rows } = await runPrecompiled<{ id: string }>(
+  now: string,
+): Promise<void> {
+  if (rootIds.length === 0) return;
+  await runPrecompiled(
     db,
-    `select id from webhook_deliveries
-      where after_root_id in (select value from json_each(?))
-        and status = 'pending'`,
-    [JSON.stringify(rootIds)],
+    `update jobs set run_at = ?
+      where unique_key in (
+        select '${DELIVER_JOB}:' || id from webhook_deliveries
+        where after_root_id in (select value from json_each(?))
+          and status = 'pending')
+        and state in ('available', 'retryable')`,
+    [now, JSON.stringify(rootIds)],
   );
-  return rows.map((r) => r.id);
 }
 
 /**

@@ -90,6 +90,27 @@ export async function subscribersOf(
   return rows;
 }
 
+const successTexts: string[] = [];
+
+/**
+ * The counters of subscriptions whose attempts all succeeded (each with its
+ * last attempt's time), in one statement: the failure count reset and the
+ * last delivery noted.
+ */
+export async function recordSuccesses(
+  db: Executor,
+  list: ReadonlyArray<{ id: string; at: string }>,
+): Promise<void> {
+  if (list.length === 0) return;
+  const text = successTexts[list.length] ??= `with s(id, at) as (values ${
+    Array(list.length).fill("(?, ?)").join(", ")
+  })
+    update webhooks set consecutive_failures = 0, last_delivery_at = s.at,
+      last_delivery_status = 'success'
+    from s where webhooks.id = s.id`;
+  await runPrecompiled(db, text, list.flatMap((x) => [x.id, x.at]));
+}
+
 /**
  * Records one attempt's result on the subscription's counters: a success
  * resets the failure count, a failure adds one and, at AUTO_DISABLE_AFTER,
@@ -101,12 +122,7 @@ export async function recordDeliveryOutcome(
   outcome: { success: boolean; at: string },
 ): Promise<boolean> {
   if (outcome.success) {
-    await runPrecompiled(
-      db,
-      `update webhooks set consecutive_failures = 0, last_delivery_at = ?,
-        last_delivery_status = 'success' where id = ?`,
-      [outcome.at, id],
-    );
+    await recordSuccesses(db, [{ id, at: outcome.at }]);
     return false;
   }
   const counted = await db.updateTable("webhooks").set((eb) => ({
