@@ -343,19 +343,6 @@ async function claimWhere(
   return rows.map(toJobRow);
 }
 
-/** Makes waiting jobs with these unique keys due now (a job another one was waiting for has ended). */
-export async function runNow(
-  db: Executor,
-  uniqueKeys: string[],
-  now: Date,
-): Promise<void> {
-  if (uniqueKeys.length === 0) return;
-  await db.updateTable("jobs").set({ run_at: toDbTime(now) })
-    .where("unique_key", "in", uniqueKeys)
-    .where("state", "in", ["available", "retryable"])
-    .execute();
-}
-
 /**
  * Hands back running jobs whose lease expired (their worker died or hung): retryable now,
  * or discarded once past their last attempt. The old lease token stops working.

@@ -15,7 +15,7 @@ export { DELIVER_JOB } from "./delivery.ts";
 
 /**
  * When an attempt that waits for its contact's contact.created first runs:
- * the end of that chain wakes it at once (runNow), so it is not claimed only
+ * the end of that chain wakes it at once (runDependentsNow), so it is not claimed only
  * to be put back while the first is still on its way; this is the backstop.
  */
 export const WAITING_BACKSTOP_MS = 30_000;
