@@ -15,30 +15,13 @@
  * machine: alternate two checkouts and compare the lowest round of each
  * (add --v8-flags=--trace-gc to see the collections).
  */
-import { createHarness } from "../tests/_harness.ts";
-import { createTemplate } from "../src/domain/templates/template_service.ts";
-import { systemClock } from "../src/clock.ts";
+import { benchHarness, cpuMs, post } from "./_bench_cpu.ts";
 import { numberFlags } from "./_bench.ts";
 
 const flags = numberFlags({ requests: 20_000, rounds: 3, concurrency: 32 });
 const POOL = 10_000;
 
-await using h = await createHarness({
-  clock: systemClock,
-  env: { LOG_LEVEL: "error" },
-});
-await createTemplate(h.container, {
-  accountId: h.tenant.account.id,
-  channelId: h.tenant.channel.id,
-  name: "order_update",
-  language: "es_AR",
-  category: "UTILITY",
-  status: "approved",
-  components: [{
-    type: "BODY",
-    text: "Hola {{1}}, tu pedido {{2}} está en camino",
-  }],
-});
+await using h = await benchHarness({ LOG_LEVEL: "error" });
 
 /** send.lua.tmpl's body, byte for byte. */
 function body(n: number): string {
@@ -47,28 +30,10 @@ function body(n: number): string {
   }","type":"template","template":{"name":"order_update","language":{"code":"es_AR"},"components":[{"type":"body","parameters":[{"type":"text","text":"Ana"},{"type":"text","text":"#${n}"}]}]}}`;
 }
 
-/** This process's user + system CPU in ms (all threads). */
-function cpuMs(): number {
-  const fields = Deno.readTextFileSync("/proc/self/stat").split(") ")[1]!
-    .split(" ");
-  // utime and stime, in clock ticks of 10 ms (USER_HZ on Linux is 100).
-  return (Number(fields[11]) + Number(fields[12])) * 10;
-}
-
 async function send(n: number): Promise<void> {
-  const res = await h.app.fetch(
-    new Request("http://localhost/api/v2/messages", {
-      method: "POST",
-      headers: {
-        authorization: `Bearer ${h.tenant.key}`,
-        "content-type": "application/json",
-      },
-      body: body(n),
-    }),
-  );
-  const text = await res.text();
-  if (res.status !== 201) {
-    throw new Error(`Send failed: ${res.status} ${text.slice(0, 300)}`);
+  const { status, text } = await post(h, "/messages", body(n));
+  if (status !== 201) {
+    throw new Error(`Send failed: ${status} ${text.slice(0, 300)}`);
   }
 }
 
