@@ -13,27 +13,13 @@
  * time, is the figure that holds on a shared machine; alternate two
  * checkouts and compare the lowest round of each run.
  */
-import { createHarness } from "../tests/_harness.ts";
-import { createTemplate } from "../src/domain/templates/template_service.ts";
-import { systemClock } from "../src/clock.ts";
+import { benchHarness, cpuMs, post } from "./_bench_cpu.ts";
 import { batchItem, numberFlags } from "./_bench.ts";
 
 const flags = numberFlags({ batches: 200, rounds: 3 });
 const SIZE = 100;
 
-await using h = await createHarness({ clock: systemClock });
-await createTemplate(h.container, {
-  accountId: h.tenant.account.id,
-  channelId: h.tenant.channel.id,
-  name: "order_update",
-  language: "es_AR",
-  category: "UTILITY",
-  status: "approved",
-  components: [{
-    type: "BODY",
-    text: "Hola {{1}}, tu pedido {{2}} está en camino",
-  }],
-});
+await using h = await benchHarness();
 
 const body = (b: number) =>
   JSON.stringify({
@@ -41,29 +27,11 @@ const body = (b: number) =>
     messages: Array.from({ length: SIZE }, (_, k) => batchItem(b * SIZE + k)),
   });
 
-/** This process's user + system CPU in ms (all threads). */
-function cpuMs(): number {
-  const fields = Deno.readTextFileSync("/proc/self/stat").split(") ")[1]!
-    .split(" ");
-  // utime and stime, in clock ticks of 10 ms (USER_HZ on Linux is 100).
-  return (Number(fields[11]) + Number(fields[12])) * 10;
-}
-
 let next = 0;
 async function send(): Promise<void> {
-  const res = await h.app.fetch(
-    new Request("http://localhost/api/v2/messages/batch", {
-      method: "POST",
-      headers: {
-        authorization: `Bearer ${h.tenant.key}`,
-        "content-type": "application/json",
-      },
-      body: body(next++),
-    }),
-  );
-  const text = await res.text();
-  if (res.status !== 202 || !text.includes(`"accepted":${SIZE}`)) {
-    throw new Error(`Batch failed: ${res.status} ${text.slice(0, 300)}`);
+  const { status, text } = await post(h, "/messages/batch", body(next++));
+  if (status !== 202 || !text.includes(`"accepted":${SIZE}`)) {
+    throw new Error(`Batch failed: ${status} ${text.slice(0, 300)}`);
   }
 }
 

@@ -1,7 +1,6 @@
 import type {
   CompiledQuery,
   InsertQueryNode,
-  KyselyPlugin,
   OperationNode,
   PluginTransformQueryArgs,
   PluginTransformResultArgs,
@@ -10,6 +9,7 @@ import type {
   UnknownRow,
   ValuesNode,
 } from "kysely";
+import type { SyncResultPlugin } from "./sqlite_dialect.ts";
 
 type QueryId = PluginTransformQueryArgs["queryId"];
 
@@ -38,7 +38,7 @@ export function announceJobInsert<R>(
  * right after its commit; on libSQL a claim that comes too early finds
  * nothing and the poll picks the job up.
  */
-export class JobInsertHook implements KyselyPlugin {
+export class JobInsertHook implements SyncResultPlugin {
   #inserts = new WeakMap<QueryId, Set<number> | undefined>();
   #onInsert: (lanes: Set<number> | undefined) => void;
 
@@ -60,6 +60,11 @@ export class JobInsertHook implements KyselyPlugin {
   transformResult(
     args: PluginTransformResultArgs,
   ): Promise<QueryResult<UnknownRow>> {
+    return Promise.resolve(this.transformResultNow(args));
+  }
+
+  /** What transformResult() does, without the promise (see SyncResultPlugin). */
+  transformResultNow(args: PluginTransformResultArgs): QueryResult<UnknownRow> {
     const lanes = announced.get(args.queryId);
     if (lanes !== undefined) this.#onInsert(lanes);
     else if (this.#inserts.has(args.queryId)) {
@@ -67,7 +72,7 @@ export class JobInsertHook implements KyselyPlugin {
       this.#inserts.delete(args.queryId);
       this.#onInsert(lanes);
     }
-    return Promise.resolve(args.result);
+    return args.result;
   }
 }
 

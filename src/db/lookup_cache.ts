@@ -2,7 +2,6 @@ import {
   ColumnNode,
   CompiledQuery,
   FromNode,
-  type KyselyPlugin,
   type OperationNode,
   type PluginTransformQueryArgs,
   type PluginTransformResultArgs,
@@ -12,7 +11,7 @@ import {
   type UnknownRow,
 } from "kysely";
 import type { Db } from "./schema.ts";
-import type { NodeSqliteDatabase } from "./sqlite_dialect.ts";
+import type { NodeSqliteDatabase, SyncResultPlugin } from "./sqlite_dialect.ts";
 
 const READ_EPOCH = CompiledQuery.raw(
   "select n from cache_epoch where id = 1",
@@ -165,7 +164,7 @@ export function sqliteEpoch(connection: NodeSqliteDatabase): DirectEpoch {
  * (on SQLite the epoch alone would do). Raw SQL is not inspected; the epoch
  * still catches it.
  */
-export class LookupInvalidationHook implements KyselyPlugin {
+export class LookupInvalidationHook implements SyncResultPlugin {
   #cache: LookupCache;
   #writes = new WeakSet<PluginTransformQueryArgs["queryId"]>();
 
@@ -186,11 +185,16 @@ export class LookupInvalidationHook implements KyselyPlugin {
   transformResult(
     args: PluginTransformResultArgs,
   ): Promise<QueryResult<UnknownRow>> {
+    return Promise.resolve(this.transformResultNow(args));
+  }
+
+  /** What transformResult() does, without the promise (see SyncResultPlugin). */
+  transformResultNow(args: PluginTransformResultArgs): QueryResult<UnknownRow> {
     if (this.#writes.has(args.queryId)) {
       this.#writes.delete(args.queryId);
       this.#cache.clear();
     }
-    return Promise.resolve(args.result);
+    return args.result;
   }
 }
 

@@ -5,6 +5,7 @@ import type {
   DatabaseConnection,
   Kysely,
   KyselyPlugin,
+  PluginTransformResultArgs,
   QueryExecutor,
   QueryResult,
   RootOperationNode,
@@ -99,6 +100,20 @@ function execute<R>(
 }
 
 /**
+ * A plugin whose transformResult() does its work at once: the executor
+ * calls this instead and awaits nothing (two plugins on every statement
+ * otherwise cost two promises and two microtask turns each).
+ */
+export interface SyncResultPlugin extends KyselyPlugin {
+  transformResultNow(args: PluginTransformResultArgs): QueryResult<UnknownRow>;
+}
+
+function isSyncResultPlugin(plugin: KyselyPlugin): plugin is SyncResultPlugin {
+  return typeof (plugin as Partial<SyncResultPlugin>).transformResultNow ===
+    "function";
+}
+
+/**
  * Kysely's executor, but a statement runs straight on its node:sqlite
  * statement when that is what Kysely would end up doing: on a connection
  * Kysely holds for the caller (a transaction: every group commit), or on
@@ -118,6 +133,9 @@ class DirectExecutor implements QueryExecutor {
   readonly #inner: QueryExecutor;
   readonly #db: NodeSqliteDatabase;
   readonly #held: boolean;
+  #bound:
+    | { provider: ConnectionProvider; executor: DirectExecutor }
+    | undefined;
 
   constructor(inner: QueryExecutor, db: NodeSqliteDatabase, held: boolean) {
     this.#inner = inner;
@@ -158,20 +176,30 @@ class DirectExecutor implements QueryExecutor {
     }
     let result = execute(this.#db, query) as QueryResult<UnknownRow>;
     for (const plugin of this.#inner.plugins) {
-      result = await plugin.transformResult({
-        result,
-        queryId: query.queryId,
-      });
+      const args = { result, queryId: query.queryId };
+      result = isSyncResultPlugin(plugin)
+        ? plugin.transformResultNow(args)
+        : await plugin.transformResult(args);
     }
     return result as QueryResult<R>;
   }
 
+  /**
+   * Kysely's transaction asks for an executor bound to itself before every
+   * statement: one per transaction (the last one asked) serves them all.
+   */
   withConnectionProvider(provider: ConnectionProvider): QueryExecutor {
-    return new DirectExecutor(
-      this.#inner.withConnectionProvider(provider),
-      this.#db,
-      true,
-    );
+    if (this.#bound?.provider !== provider) {
+      this.#bound = {
+        provider,
+        executor: new DirectExecutor(
+          this.#inner.withConnectionProvider(provider),
+          this.#db,
+          true,
+        ),
+      };
+    }
+    return this.#bound.executor;
   }
   withPlugin(plugin: KyselyPlugin): QueryExecutor {
     return this.#derive(this.#inner.withPlugin(plugin));

@@ -144,6 +144,20 @@ async function postOnce(
   signature: string,
   signal: AbortSignal,
 ): Promise<DeliveryResult> {
+  // A timer cleared once the answer is read, not AbortSignal.timeout(): that
+  // kept every POST's request and response alive for CALLBACK_TIMEOUT_MS
+  // (fetch listens on the signal until it fires), then built a DOMException
+  // with its stack for nothing; AbortSignal.any() also added a dependent to
+  // the epoch's signal per POST. Same reasons as theirs.
+  const controller = new AbortController();
+  const onAbort = () => controller.abort(signal.reason);
+  if (signal.aborted) onAbort();
+  else signal.addEventListener("abort", onAbort, { once: true });
+  const timer = setTimeout(
+    () =>
+      controller.abort(new DOMException("Signal timed out.", "TimeoutError")),
+    CALLBACK_TIMEOUT_MS,
+  );
   try {
     const res = await fetch(url, {
       method: "POST",
@@ -153,10 +167,7 @@ async function postOnce(
         "X-Hub-Signature-256": signature,
       },
       body: raw,
-      signal: AbortSignal.any([
-        signal,
-        AbortSignal.timeout(CALLBACK_TIMEOUT_MS),
-      ]),
+      signal: controller.signal,
     });
     const text = await res.text();
     return res.ok ? { ok: true, httpStatus: res.status, error: null } : {
@@ -166,6 +177,9 @@ async function postOnce(
     };
   } catch (err) {
     return { ok: false, httpStatus: null, error: (err as Error).message };
+  } finally {
+    clearTimeout(timer);
+    signal.removeEventListener("abort", onAbort);
   }
 }
 

@@ -55,11 +55,8 @@ export function createGraphClient(options: GraphClientOptions): GraphApi {
     url: string,
     auth: GraphAuth,
     call: CallOptions,
+    deadline: CallDeadline,
   ): Promise<Response> {
-    const timeout = AbortSignal.timeout(timeoutMs);
-    const signal = call.signal
-      ? AbortSignal.any([timeout, call.signal])
-      : timeout;
     let init: RequestInit;
     try {
       init = buildRequest(url, auth, call);
@@ -67,14 +64,16 @@ export function createGraphClient(options: GraphClientOptions): GraphApi {
       throw localError(err, `Cannot build ${call.subject} for the Graph API`);
     }
     try {
-      return await doFetch(url, { ...init, signal });
+      return await doFetch(url, { ...init, signal: deadline.signal });
     } catch (err) {
       // fetch reports network failures as TypeError and aborts as DOMException;
       // anything else (RangeError...) is a fault on this side, not the network's.
       if (
-        timeout.aborted || err instanceof TypeError ||
+        deadline.timedOut || err instanceof TypeError ||
         err instanceof DOMException
-      ) throw networkError(err, { timedOut: timeout.aborted, timeoutMs });
+      ) {
+        throw networkError(err, { timedOut: deadline.timedOut, timeoutMs });
+      }
       throw localError(err, `Cannot send ${call.subject} to the Graph API`);
     }
   }
@@ -84,12 +83,18 @@ export function createGraphClient(options: GraphClientOptions): GraphApi {
     auth: GraphAuth,
     call: CallOptions,
   ): Promise<Record<string, unknown>> {
-    const res = await request(url, auth, call);
+    const deadline = new CallDeadline(timeoutMs, call.signal);
+    let res: Response;
     let text: string;
     try {
-      text = await res.text();
-    } catch (err) {
-      throw networkError(err, { timedOut: false, timeoutMs });
+      res = await request(url, auth, call, deadline);
+      try {
+        text = await res.text();
+      } catch (err) {
+        throw networkError(err, { timedOut: false, timeoutMs });
+      }
+    } finally {
+      deadline.end();
     }
     const body = parseJson(text);
     if (!res.ok) {
@@ -172,6 +177,50 @@ export function createGraphClient(options: GraphClientOptions): GraphApi {
       });
     },
   };
+}
+
+/**
+ * One call's timeout, cleared when the call is over. AbortSignal.timeout()
+ * cannot be cleared: its timer kept the signal, and through fetch's abort
+ * listener the request and response, alive for the whole 15 s after every
+ * call (so they outlived young-generation collections and were promoted),
+ * then fired into the finished fetch, building a DOMException and its stack
+ * trace; AbortSignal.any() added a dependent to the caller's long-lived
+ * signal each time. Aborts with the reasons those two gave: a TimeoutError
+ * DOMException, or the caller's own reason.
+ */
+class CallDeadline {
+  readonly #controller = new AbortController();
+  readonly #timer: ReturnType<typeof setTimeout>;
+  readonly #outer: AbortSignal | undefined;
+  #timedOut = false;
+  readonly #onAbort = () => this.#controller.abort(this.#outer!.reason);
+
+  constructor(ms: number, outer: AbortSignal | undefined) {
+    this.#timer = setTimeout(() => {
+      this.#timedOut = true;
+      this.#controller.abort(
+        new DOMException("Signal timed out.", "TimeoutError"),
+      );
+    }, ms);
+    this.#outer = outer;
+    if (outer?.aborted) this.#onAbort();
+    else outer?.addEventListener("abort", this.#onAbort, { once: true });
+  }
+
+  get signal(): AbortSignal {
+    return this.#controller.signal;
+  }
+
+  get timedOut(): boolean {
+    return this.#timedOut;
+  }
+
+  /** Clears the timer and the caller's listener; the call is over. */
+  end(): void {
+    clearTimeout(this.#timer);
+    this.#outer?.removeEventListener("abort", this.#onAbort);
+  }
 }
 
 /**

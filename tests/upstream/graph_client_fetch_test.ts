@@ -90,6 +90,36 @@ Deno.test("sendMessage stops when the caller aborts, as a retryable network erro
   assert.equal(err.message, "Graph API call was aborted");
 });
 
+Deno.test("a call's timeout ends with the call: the signal fetch was given never fires after the answer", async () => {
+  const signals: AbortSignal[] = [];
+  const fakeFetch: typeof fetch = (_input, init) => {
+    signals.push(init!.signal!);
+    return Promise.resolve(Response.json({
+      messaging_product: "whatsapp",
+      messages: [{ id: "wamid.1" }],
+    }));
+  };
+  const client = createGraphClient({
+    baseUrl: "http://graph.test/v22.0",
+    fetch: fakeFetch,
+    timeoutMs: 1,
+  });
+  const caller = new AbortController();
+  await client.sendMessage(AUTH, {
+    to: TO,
+    type: "text",
+    text: { body: "Hola" },
+  }, { signal: caller.signal });
+  await client.markRead(AUTH, "wamid.1");
+  // Timers fire in deadline order: a 1 ms timeout left running has fired
+  // before this 5 ms one (AbortSignal.timeout's did, holding the finished
+  // call's objects until then).
+  await new Promise((resolve) => setTimeout(resolve, 5));
+  caller.abort();
+  assert.equal(signals.length, 2);
+  assert.deepEqual(signals.map((s) => s.aborted), [false, false]);
+});
+
 /** Values JSON.stringify throws on: TypeError (BigInt, cycle) and RangeError (as a stack overflow does). */
 function unserializable(): unknown[] {
   const cycle: Record<string, unknown> = {};

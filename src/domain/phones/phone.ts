@@ -16,6 +16,11 @@ function clean(input: string): string {
 const e164Cache = new Map<string, string | null>();
 const E164_CACHE_LIMIT = 20_000;
 
+/** How many answers toE164 holds in memory (at most E164_CACHE_LIMIT); for tests. */
+export function e164MemoSize(): number {
+  return e164Cache.size;
+}
+
 /** Parses a number given with its country code (`+` optional) into E.164, or null. */
 export function toE164(input: string): string | null {
   const text = clean(input);

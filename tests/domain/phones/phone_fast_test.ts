@@ -8,6 +8,7 @@ import {
   parsePhoneNumberFromString,
 } from "libphonenumber-js/max";
 import {
+  e164MemoSize,
   fastE164,
   libphonenumberE164,
   toE164,
@@ -145,4 +146,34 @@ Deno.test("fastE164 answers the common spellings itself and leaves prefixes and 
   // Shared (NANPA) and non-geographic calling codes.
   assert.equal(fastE164("+12025550143"), undefined);
   assert.equal(fastE164("+80012345678"), undefined);
+});
+
+Deno.test("toE164 answers a repeated number from memory as libphonenumber does, invalid ones included, and the memory stays bounded", () => {
+  // Shared calling codes (+1, +7, +44) go to libphonenumber and its memo.
+  const inputs = [
+    "+1 555 000 1234",
+    "+15550001234",
+    "+1 (212) 555-0142",
+    "+1555",
+    "+1 999 999 999 999",
+    "+7 912 345 67 89",
+    "+7 000",
+    "+44 20 7946 0958",
+    "+44 0",
+    "12125550142",
+  ];
+  for (let round = 0; round < 3; round++) {
+    for (const input of inputs) {
+      assert.equal(toE164(input), reference(input), JSON.stringify(input));
+    }
+  }
+  // Past its bound the memory starts over instead of growing.
+  const digits = digitsFrom(7);
+  for (let i = 0; i < 20_500; i++) {
+    const input = `+1${digits(10)}`;
+    const answer = toE164(input);
+    if (i % 100 === 0) assert.equal(answer, reference(input), input);
+    assert.ok(e164MemoSize() <= 20_000, `${e164MemoSize()} answers held`);
+  }
+  assert.ok(e164MemoSize() < 20_000, "started over once past the bound");
 });

@@ -1,0 +1,51 @@
+// What the in-process CPU benchmarks (bench_batch_cpu.ts, bench_send_cpu.ts) share.
+import { createHarness, type Harness } from "../tests/_harness.ts";
+import { createTemplate } from "../src/domain/templates/template_service.ts";
+import { systemClock } from "../src/clock.ts";
+
+/** The real app on a SQLite file with a seeded tenant and the approved template `order_update`. */
+export async function benchHarness(
+  env: Record<string, string> = {},
+): Promise<Harness> {
+  const h = await createHarness({ clock: systemClock, env });
+  await createTemplate(h.container, {
+    accountId: h.tenant.account.id,
+    channelId: h.tenant.channel.id,
+    name: "order_update",
+    language: "es_AR",
+    category: "UTILITY",
+    status: "approved",
+    components: [{
+      type: "BODY",
+      text: "Hola {{1}}, tu pedido {{2}} está en camino",
+    }],
+  });
+  return h;
+}
+
+/** This process's user + system CPU in ms (all threads). */
+export function cpuMs(): number {
+  const fields = Deno.readTextFileSync("/proc/self/stat").split(") ")[1]!
+    .split(" ");
+  // utime and stime, in clock ticks of 10 ms (USER_HZ on Linux is 100).
+  return (Number(fields[11]) + Number(fields[12])) * 10;
+}
+
+/** POSTs `body` to the app as the tenant's key; the status and text of the answer. */
+export async function post(
+  h: Harness,
+  path: string,
+  body: string,
+): Promise<{ status: number; text: string }> {
+  const res = await h.app.fetch(
+    new Request(`http://localhost/api/v2${path}`, {
+      method: "POST",
+      headers: {
+        authorization: `Bearer ${h.tenant.key}`,
+        "content-type": "application/json",
+      },
+      body,
+    }),
+  );
+  return { status: res.status, text: await res.text() };
+}
