@@ -1,12 +1,15 @@
 // deno-lint-ignore-file no-console
 /**
  * CPU per accepted batch message, in one process:
- * `deno run -A scripts/bench_batch_cpu.ts [--batches 200] [--rounds 3]`.
+ * `deno run -A scripts/bench_batch_cpu.ts [--batches 200] [--rounds 3] [--known 0]`.
  *
  * The real app (tests/_harness.ts: a SQLite file, a seeded tenant) answers
  * POST /messages/batch of 100 template items to fresh numbers, the body of
  * scripts/bench_batch.ts, through app.fetch: no sockets, no workers, no
- * background sends, one request at a time. Printed per round: the process
+ * background sends, one request at a time. With `--known N` (a multiple of
+ * 100) the rounds go to N recipients made first (N/100 batches of fresh
+ * numbers), each batch to the next 100 of them in turn: what a campaign to
+ * existing customers reads and updates. Printed per round: the process
  * CPU (user + system, from /proc, the checkpointer thread included) per
  * accepted message, and the wall time (which includes the group commit's
  * wait for an I/O turn, a setTimeout, before each batch). CPU, not wall
@@ -18,7 +21,7 @@ import { createTemplate } from "../src/domain/templates/template_service.ts";
 import { systemClock } from "../src/clock.ts";
 import { batchItem, numberFlags } from "./_bench.ts";
 
-const flags = numberFlags({ batches: 200, rounds: 3 });
+const flags = numberFlags({ batches: 200, rounds: 3, known: 0 });
 const SIZE = 100;
 
 await using h = await createHarness({ clock: systemClock });
@@ -35,10 +38,14 @@ await createTemplate(h.container, {
   }],
 });
 
+const knownBatches = flags.known / SIZE;
 const body = (b: number) =>
   JSON.stringify({
     defaultPhoneNumberId: h.tenant.channel.id,
-    messages: Array.from({ length: SIZE }, (_, k) => batchItem(b * SIZE + k)),
+    messages: Array.from(
+      { length: SIZE },
+      (_, k) => batchItem((knownBatches ? b % knownBatches : b) * SIZE + k),
+    ),
   });
 
 /** This process's user + system CPU in ms (all threads). */
@@ -67,7 +74,8 @@ async function send(): Promise<void> {
   }
 }
 
-for (let i = 0; i < 20; i++) await send(); // warm-up: JIT, caches, statements
+// Warm-up (JIT, caches, statements); with --known, the known recipients.
+for (let i = 0; i < Math.max(20, knownBatches); i++) await send();
 for (let r = 0; r < flags.rounds; r++) {
   const cpu0 = cpuMs();
   const wall0 = performance.now();
