@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { CompiledQuery } from "kysely";
 import { engineTest, type Harness } from "../_harness.ts";
 import {
+  conversationsOfContactsQuery,
   listContactConversationsQuery,
   listConversationsQuery,
 } from "../../src/domain/conversations/conversation_repo.ts";
@@ -158,6 +159,29 @@ async function plan(db: Executor, query: { compile(): CompiledQuery }) {
   );
   return result.rows.map((r) => r.detail).join("\n");
 }
+
+// Without statistics SQLite walked the account's status index for this
+// statement and tested every conversation of the account (a batch to known
+// recipients cost more the more conversations the account had).
+engineTest(
+  "a batch reads its known recipients' conversations by contact, not by walking the account's",
+  async (h) => {
+    const ids = [crypto.randomUUID(), crypto.randomUUID()];
+    const text = await plan(
+      h.container.db,
+      {
+        compile: () =>
+          conversationsOfContactsQuery(
+            h.container.db,
+            h.tenant.account.id,
+            ids,
+          ),
+      },
+    );
+    assert.match(text, /SEARCH cv USING INDEX \w+ \(contact_id=\?\)/, text);
+    assert.doesNotMatch(text, /account_id=\?/, text);
+  },
+);
 
 engineTest("cursor list queries are served by their indexes", async (h) => {
   const db = h.container.db;
