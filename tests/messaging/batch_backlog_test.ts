@@ -5,7 +5,8 @@ import assert from "node:assert/strict";
 import { sql } from "kysely";
 import { engineTest, type Harness } from "../_harness.ts";
 import { createChannel } from "../../src/domain/channels/channel_service.ts";
-import { acceptTemplates, seedTemplate } from "./_helpers.ts";
+import { acceptTemplates, seedTemplate, templateTo } from "./_helpers.ts";
+import { acceptBatch } from "../../src/domain/messages/send_service.ts";
 import type { Executor } from "../../src/db/schema.ts";
 
 let numbers = 0;
@@ -107,5 +108,49 @@ engineTest(
       /rolled back/,
     );
     await assertMatches(h, a, 10);
+  },
+);
+
+engineTest(
+  "one batch to two channels adds each channel's queued sends to its counter, and a live send adds none",
+  async (h) => {
+    await seedTemplate(h, { channelId: null });
+    const a = h.tenant.channel.id;
+    const b = (await createChannel(h.container, {
+      accountId: h.tenant.account.id,
+      phoneNumber: "+15550207777",
+      displayName: "third",
+      upstreamPhoneNumberId: "777000111",
+      wabaId: "777000222",
+      accessToken: "t",
+    })).id;
+    const to = fresh(7);
+    const result = await h.container.db.transaction().execute((trx) =>
+      acceptBatch(
+        trx,
+        {
+          clock: h.clock,
+          lookups: h.container.lookups,
+          config: { sendRatePerSecond: 80 },
+        },
+        h.tenant.account.id,
+        {
+          defaultPhoneNumberId: a,
+          // Items 0, 2, 4 and 6 name channel b; the others take the default.
+          messages: to.map((phone, i) => ({
+            ...templateTo(phone),
+            ...(i % 2 === 0 ? { phoneNumberId: b } : {}),
+          })),
+        },
+      )
+    );
+    assert.equal(result.accepted, 7, JSON.stringify(result.items[0]));
+    await assertMatches(h, a, 3);
+    await assertMatches(h, b, 4);
+    const res = await h.request("POST", "/api/v2/messages", {
+      body: { phoneNumberId: a, ...templateTo(fresh(1)[0]!) },
+    });
+    assert.equal(res.status, 201, JSON.stringify(res.body));
+    await assertMatches(h, a, 3);
   },
 );
