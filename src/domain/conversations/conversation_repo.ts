@@ -162,12 +162,16 @@ export interface ListContactConversationsInput {
   limit: number;
 }
 
-/** A contact's conversations newest first (conversations_contact_idx). */
+/**
+ * A contact's conversations newest first: found through the unique
+ * (contact_id, channel_id) index and sorted, at most one per channel the
+ * account has had (a conversation whose channel goes keeps a null one).
+ */
 export function listContactConversationsQuery(
   db: Executor,
   input: ListContactConversationsInput,
 ) {
-  let query = visibleConversations(db, input.viewer)
+  let query = visibleConversations(db, input.viewer, { byContact: true })
     .where("cv.contact_id", "=", input.contactId);
   const after = input.after;
   if (after) query = query.where(before(after));
