@@ -47,46 +47,48 @@ function insertText(
 }
 
 /**
- * Which columns hold the same value (===) in every row (of two or more):
- * those are bound once. node:sqlite takes about 150 ns to bind a string
- * (25 a null or a number), and the rows of a batch share their account,
- * their times and their constants: about 30 of the 53 strings bound per
- * batch message.
+ * The bound values of insertText() for `rows`, and which columns are
+ * shared: those whose value is the same (===) in every row (of two or
+ * more), bound once, before the others row by row in `columns` order.
+ * node:sqlite takes about 150 ns to bind a string (25 a null or a number),
+ * and the rows of a batch share their account, their times and their
+ * constants: about 30 of the 53 strings bound per batch message. Each value
+ * is read from its row once (a read by column name costs more than the
+ * comparisons over the array).
  */
-function sharedColumns<R extends object>(
+function boundValues<R extends object>(
   rows: readonly R[],
   columns: readonly (keyof R)[],
-): boolean[] {
-  const first = rows[0]!;
-  return columns.map((c) =>
-    rows.length > 1 && rows.every((row) => row[c] === first[c])
-  );
-}
-
-/**
- * The bound values of insertText(): the shared columns' values once, then
- * the others row by row, in `columns` order; one array filled in place (a
- * flatMap of per-row arrays cost twice the CPU).
- */
-function rowValues<R extends object>(
-  rows: readonly R[],
-  columns: readonly (keyof R)[],
-  shared: readonly boolean[],
-): unknown[] {
-  const once = columns.filter((_, j) => shared[j]);
-  const own = columns.filter((_, j) => !shared[j]);
-  const values = new Array<unknown>(once.length + rows.length * own.length);
+): { shared: boolean[]; values: unknown[] } {
+  const n = columns.length;
+  const flat = new Array<unknown>(rows.length * n);
   let i = 0;
-  for (const c of once) values[i++] = rows[0]![c];
-  for (const row of rows) for (const c of own) values[i++] = row[c];
-  return values;
+  for (const row of rows) for (const c of columns) flat[i++] = row[c];
+  const shared = new Array<boolean>(n);
+  let k = 0;
+  for (let j = 0; j < n; j++) {
+    let same = rows.length > 1;
+    for (let at = j + n; same && at < flat.length; at += n) {
+      same = flat[at] === flat[j];
+    }
+    shared[j] = same;
+    if (same) k++;
+  }
+  if (k === 0) return { shared, values: flat };
+  const values = new Array<unknown>(k + rows.length * (n - k));
+  let v = 0;
+  for (let j = 0; j < n; j++) if (shared[j]) values[v++] = flat[j];
+  for (let at = 0; at < flat.length; at += n) {
+    for (let j = 0; j < n; j++) if (!shared[j]) values[v++] = flat[at + j];
+  }
+  return { shared, values };
 }
 
 /**
  * Inserts `rows` of `table` with multi-row inserts, as few as SQLite's
  * variable limit allows (one for any batch of up to 100 rows); rows go in the
  * order given, so autoincrement keys follow it. A value every row has is
- * bound once (sharedColumns). The columns are the keys of the first row:
+ * bound once (boundValues). The columns are the keys of the first row:
  * rows must come from code (a table row type), never from a request. Bound
  * values, not JSON unpacked by SQLite: `value ->> i` over json_each cost 4x
  * the CPU per row of 17 columns.
@@ -101,11 +103,11 @@ export async function insertRows<R extends object>(
   const per = Math.floor(MAX_VARIABLES / columns.length);
   for (let i = 0; i < rows.length; i += per) {
     const chunk = rows.slice(i, i + per);
-    const shared = sharedColumns(chunk, columns);
+    const { shared, values } = boundValues(chunk, columns);
     await db.executeQuery(
       CompiledQuery.raw(
         insertText(table, columns, shared, chunk.length),
-        rowValues(chunk, columns, shared),
+        values,
       ),
     );
   }
