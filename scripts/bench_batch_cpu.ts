@@ -16,37 +16,12 @@
  * time, is the figure that holds on a shared machine; alternate two
  * checkouts and compare the lowest round of each run.
  */
-import { createHarness } from "../tests/_harness.ts";
-import { createTemplate } from "../src/domain/templates/template_service.ts";
-import { systemClock } from "../src/clock.ts";
-import { batchItem, numberFlags } from "./_bench.ts";
+import { BATCH_SIZE as SIZE, batchApp } from "./_batch_app.ts";
+import { numberFlags } from "./_bench.ts";
 
 const flags = numberFlags({ batches: 200, rounds: 3, known: 0 });
-const SIZE = 100;
 
-await using h = await createHarness({ clock: systemClock });
-await createTemplate(h.container, {
-  accountId: h.tenant.account.id,
-  channelId: h.tenant.channel.id,
-  name: "order_update",
-  language: "es_AR",
-  category: "UTILITY",
-  status: "approved",
-  components: [{
-    type: "BODY",
-    text: "Hola {{1}}, tu pedido {{2}} está en camino",
-  }],
-});
-
-const knownBatches = flags.known / SIZE;
-const body = (b: number) =>
-  JSON.stringify({
-    defaultPhoneNumberId: h.tenant.channel.id,
-    messages: Array.from(
-      { length: SIZE },
-      (_, k) => batchItem((knownBatches ? b % knownBatches : b) * SIZE + k),
-    ),
-  });
+await using app = await batchApp(flags.known);
 
 /** This process's user + system CPU in ms (all threads). */
 function cpuMs(): number {
@@ -56,30 +31,12 @@ function cpuMs(): number {
   return (Number(fields[11]) + Number(fields[12])) * 10;
 }
 
-let next = 0;
-async function send(): Promise<void> {
-  const res = await h.app.fetch(
-    new Request("http://localhost/api/v2/messages/batch", {
-      method: "POST",
-      headers: {
-        authorization: `Bearer ${h.tenant.key}`,
-        "content-type": "application/json",
-      },
-      body: body(next++),
-    }),
-  );
-  const text = await res.text();
-  if (res.status !== 202 || !text.includes(`"accepted":${SIZE}`)) {
-    throw new Error(`Batch failed: ${res.status} ${text.slice(0, 300)}`);
-  }
-}
-
 // Warm-up (JIT, caches, statements); with --known, the known recipients.
-for (let i = 0; i < Math.max(20, knownBatches); i++) await send();
+for (let i = 0; i < Math.max(20, flags.known / SIZE); i++) await app.send();
 for (let r = 0; r < flags.rounds; r++) {
   const cpu0 = cpuMs();
   const wall0 = performance.now();
-  for (let i = 0; i < flags.batches; i++) await send();
+  for (let i = 0; i < flags.batches; i++) await app.send();
   const cpu = cpuMs() - cpu0;
   console.log(
     `round ${r + 1}: ${flags.batches} batches of ${SIZE}, CPU ${cpu} ms, ${

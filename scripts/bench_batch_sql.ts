@@ -20,13 +20,10 @@
  */
 import process from "node:process";
 import { DatabaseSync, StatementSync } from "node:sqlite";
-import { createHarness } from "../tests/_harness.ts";
-import { createTemplate } from "../src/domain/templates/template_service.ts";
-import { systemClock } from "../src/clock.ts";
-import { batchItem, numberFlags } from "./_bench.ts";
+import { BATCH_SIZE as SIZE, batchApp } from "./_batch_app.ts";
+import { numberFlags } from "./_bench.ts";
 
 type Stmt = [method: string, sql: string, args: unknown[]];
-const SIZE = 100;
 const PASSES = 3;
 const [command, ...rest] = Deno.args;
 const dirs = rest.filter((a) => !a.startsWith("--"));
@@ -56,51 +53,15 @@ async function capture(dir: string, batches: number, known: number) {
       return original.apply(this, args);
     };
   }
-  await using h = await createHarness({ clock: systemClock });
-  await createTemplate(h.container, {
-    accountId: h.tenant.account.id,
-    channelId: h.tenant.channel.id,
-    name: "order_update",
-    language: "es_AR",
-    category: "UTILITY",
-    status: "approved",
-    components: [{
-      type: "BODY",
-      text: "Hola {{1}}, tu pedido {{2}} está en camino",
-    }],
-  });
-  let next = 0;
-  const send = async () => {
-    const b = next++;
-    const res = await h.app.fetch(
-      new Request("http://localhost/api/v2/messages/batch", {
-        method: "POST",
-        headers: {
-          authorization: `Bearer ${h.tenant.key}`,
-          "content-type": "application/json",
-        },
-        body: JSON.stringify({
-          defaultPhoneNumberId: h.tenant.channel.id,
-          messages: Array.from(
-            { length: SIZE },
-            (_, k) => batchItem((known ? b % known : b) * SIZE + k),
-          ),
-        }),
-      }),
-    );
-    const text = await res.text();
-    if (res.status !== 202 || !text.includes(`"accepted":${SIZE}`)) {
-      throw new Error(`Batch failed: ${res.status} ${text.slice(0, 300)}`);
-    }
-  };
-  for (let i = 0; i < Math.max(20, known); i++) await send();
-  const raw = new DatabaseSync(`${h.dir}/app.db`);
+  await using app = await batchApp(known * SIZE);
+  for (let i = 0; i < Math.max(20, known); i++) await app.send();
+  const raw = new DatabaseSync(`${app.h.dir}/app.db`);
   raw.exec("pragma wal_checkpoint(truncate)");
   raw.close();
   await Deno.mkdir(dir, { recursive: true });
-  await Deno.copyFile(`${h.dir}/app.db`, `${dir}/start.db`);
+  await Deno.copyFile(`${app.h.dir}/app.db`, `${dir}/start.db`);
   log = [];
-  for (let i = 0; i < batches; i++) await send();
+  for (let i = 0; i < batches; i++) await app.send();
   const captured = log;
   log = null;
   await Deno.writeTextFile(
