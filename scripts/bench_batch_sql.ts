@@ -19,23 +19,34 @@
  * any of them), then replay the captures together.
  */
 import process from "node:process";
+import { parseArgs } from "node:util";
 import { DatabaseSync, StatementSync } from "node:sqlite";
 import { BATCH_SIZE as SIZE, batchApp } from "./_batch_app.ts";
-import { numberFlags } from "./_bench.ts";
 
 type Stmt = [method: string, sql: string, args: unknown[]];
 const PASSES = 3;
-const [command, ...rest] = Deno.args;
-const dirs = rest.filter((a) => !a.startsWith("--"));
+const args = parseArgs({
+  args: Deno.args,
+  allowPositionals: true,
+  options: {
+    batches: { type: "string", default: "300" },
+    known: { type: "string", default: "0" },
+  },
+});
+const [command, ...dirs] = args.positionals;
+const batches = Number(args.values.batches);
+const known = Number(args.values.known);
 
-if (command === "capture" && dirs.length === 1) {
-  const flags = numberFlags({ batches: 300, known: 0 });
-  await capture(dirs[0]!, flags.batches, flags.known / SIZE);
+if (
+  command === "capture" && dirs.length === 1 && batches > 0 &&
+  known % SIZE === 0
+) {
+  await capture(dirs[0]!, batches, known / SIZE);
 } else if (command === "replay" && dirs.length > 0) {
   replay(dirs);
 } else {
   console.error(
-    "usage: bench_batch_sql.ts capture DIR [--batches 300] [--known 0] | replay DIR [DIR...]",
+    "usage: bench_batch_sql.ts capture DIR [--batches 300] [--known 0 (a multiple of 100)] | replay DIR [DIR...]",
   );
   Deno.exit(2);
 }
@@ -151,9 +162,10 @@ function replay(dirs: string[]) {
       }
     }
     for (const [i, d] of dbs.entries()) {
+      // Before closing: the last connection's close checkpoints the WAL away.
+      const walPages = Deno.statSync(`${d.path}-wal`).size / (4096 + 24);
       d.db.close();
       const total = [...d.us.values()].reduce((a, b) => a + b, 0);
-      const walPages = Deno.statSync(`${d.path}-wal`).size / (4096 + 24);
       const perMessage = new Map(
         [...d.us].map(([k, us]) => [k, us / (batches * SIZE)]),
       );
