@@ -13,6 +13,8 @@ import * as m0010 from "./0010_channel_batch_backlog.ts";
 import * as m0011 from "./0011_drop_messages_inbound_idx.ts";
 import * as m0012 from "./0012_list_indexes_ascending.ts";
 import * as m0013 from "./0013_webhook_deliveries_lean_indexes.ts";
+import * as m0014 from "./0014_backlog_counted_per_insert.ts";
+import * as m0015 from "./0015_drop_conversations_contact_idx.ts";
 
 export const migrations: Record<string, Migration> = {
   "0001_initial": m0001,
@@ -28,4 +30,6 @@ export const migrations: Record<string, Migration> = {
   "0011_drop_messages_inbound_idx": m0011,
   "0012_list_indexes_ascending": m0012,
   "0013_webhook_deliveries_lean_indexes": m0013,
+  "0014_backlog_counted_per_insert": m0014,
+  "0015_drop_conversations_contact_idx": m0015,
 };

@@ -12,7 +12,6 @@ const LIST_INDEXES = [
   "contacts_list_idx",
   "conversations_list_idx",
   "conversations_status_idx",
-  "conversations_contact_idx",
 ];
 
 Deno.test("the list indexes stay packed as batches of fresh recipients arrive", async () => {

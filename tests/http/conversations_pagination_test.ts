@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { CompiledQuery } from "kysely";
 import { engineTest, type Harness } from "../_harness.ts";
 import {
+  conversationsOfContactsQuery,
   listContactConversationsQuery,
   listConversationsQuery,
 } from "../../src/domain/conversations/conversation_repo.ts";
@@ -159,6 +160,29 @@ async function plan(db: Executor, query: { compile(): CompiledQuery }) {
   return result.rows.map((r) => r.detail).join("\n");
 }
 
+// Without statistics SQLite walked the account's status index for this
+// statement and tested every conversation of the account (a batch to known
+// recipients cost more the more conversations the account had).
+engineTest(
+  "a batch reads its known recipients' conversations by contact, not by walking the account's",
+  async (h) => {
+    const ids = [crypto.randomUUID(), crypto.randomUUID()];
+    const text = await plan(
+      h.container.db,
+      {
+        compile: () =>
+          conversationsOfContactsQuery(
+            h.container.db,
+            h.tenant.account.id,
+            ids,
+          ),
+      },
+    );
+    assert.match(text, /SEARCH cv USING INDEX \w+ \(contact_id=\?\)/, text);
+    assert.doesNotMatch(text, /account_id=\?/, text);
+  },
+);
+
 engineTest("cursor list queries are served by their indexes", async (h) => {
   const db = h.container.db;
   const viewer = { accountId: h.tenant.account.id };
@@ -191,7 +215,9 @@ engineTest("cursor list queries are served by their indexes", async (h) => {
         limit: 51,
         after,
       }),
-      "cv USING INDEX conversations_contact_idx (contact_id=? AND (created_at,id)<(?,?))",
+      // The unique (contact_id, channel_id) index: a contact has at most one
+      // conversation per channel, so sorting them is sorting a handful.
+      "cv USING INDEX sqlite_autoindex_conversations_2 (contact_id=?)",
     ],
     [
       "messages",
@@ -207,6 +233,11 @@ engineTest("cursor list queries are served by their indexes", async (h) => {
   for (const [name, query, expected] of expectations) {
     const text = await plan(db, query);
     assert.ok(text.includes(`SEARCH ${expected}`), `${name}:\n${text}`);
+    if (name === "contact conversations") {
+      // Sorted, but only the contact's rows: never a walk of the account's.
+      assert.ok(!text.includes("account_id=?"), `${name}:\n${text}`);
+      continue;
+    }
     assert.ok(!text.includes("TEMP B-TREE"), `${name} sorts:\n${text}`);
   }
 });

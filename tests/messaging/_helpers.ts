@@ -271,6 +271,18 @@ export async function acceptTemplates(
   to: string[],
   channelId = h.tenant.channel.id,
 ): Promise<BatchResult> {
+  return await acceptItems(h, trx, to.map((phone) => templateTo(phone)), {
+    defaultPhoneNumberId: channelId,
+  });
+}
+
+/** acceptBatch() of `messages` (batch items as posted) for the default tenant. */
+export async function acceptItems(
+  h: Harness,
+  trx: Executor,
+  messages: unknown[],
+  options: { defaultPhoneNumberId: string },
+): Promise<BatchResult> {
   return await acceptBatch(
     trx,
     {
@@ -279,10 +291,7 @@ export async function acceptTemplates(
       config: { sendRatePerSecond: 80 },
     },
     h.tenant.account.id,
-    {
-      defaultPhoneNumberId: channelId,
-      messages: to.map((phone) => templateTo(phone)),
-    },
+    { defaultPhoneNumberId: options.defaultPhoneNumberId, messages },
   );
 }
 

@@ -1,11 +1,17 @@
 // The batch pacer reads a channel's backlog from channel_batch_backlog, a
-// counter the triggers of migration 0010 keep; it must always equal the
-// count it replaced, whatever writes the messages.
+// counter insertMessages() (for new rows, migration 0014) and the triggers of
+// migration 0010 (for changed and deleted rows) keep; it must always equal
+// the count it replaced, whatever writes the messages.
 import assert from "node:assert/strict";
 import { sql } from "kysely";
 import { engineTest, type Harness } from "../_harness.ts";
 import { createChannel } from "../../src/domain/channels/channel_service.ts";
-import { acceptTemplates, seedTemplate } from "./_helpers.ts";
+import {
+  acceptItems,
+  acceptTemplates,
+  seedTemplate,
+  templateTo,
+} from "./_helpers.ts";
 import type { Executor } from "../../src/db/schema.ts";
 
 let numbers = 0;
@@ -38,6 +44,18 @@ async function backlog(h: Harness, channelId: string) {
   };
 }
 
+/** A second channel of the tenant; `n`: three digits its numbers and ids carry. */
+async function otherChannel(h: Harness, n: string): Promise<string> {
+  return (await createChannel(h.container, {
+    accountId: h.tenant.account.id,
+    phoneNumber: `+1555020${n}8`,
+    displayName: `channel ${n}`,
+    upstreamPhoneNumberId: `${n}000111`,
+    wabaId: `${n}000222`,
+    accessToken: "t",
+  })).id;
+}
+
 async function assertMatches(h: Harness, channelId: string, expected: number) {
   assert.deepEqual(await backlog(h, channelId), {
     counter: expected,
@@ -50,14 +68,7 @@ engineTest(
   async (h) => {
     await seedTemplate(h, { channelId: null });
     const a = h.tenant.channel.id;
-    const b = (await createChannel(h.container, {
-      accountId: h.tenant.account.id,
-      phoneNumber: "+15550208888",
-      displayName: "second",
-      upstreamPhoneNumberId: "888000111",
-      wabaId: "888000222",
-      accessToken: "t",
-    })).id;
+    const b = await otherChannel(h, "888");
     const db = h.container.db;
     await assertMatches(h, a, 0);
     await db.transaction().execute((trx) => accept(h, trx, 30, a));
@@ -107,5 +118,30 @@ engineTest(
       /rolled back/,
     );
     await assertMatches(h, a, 10);
+  },
+);
+
+engineTest(
+  "one batch to two channels adds each channel's queued sends to its counter, and a live send adds none",
+  async (h) => {
+    await seedTemplate(h, { channelId: null });
+    const a = h.tenant.channel.id;
+    const b = await otherChannel(h, "777");
+    // Items 0, 2, 4 and 6 name channel b; the others take the default.
+    const items = fresh(7).map((phone, i) => ({
+      ...templateTo(phone),
+      ...(i % 2 === 0 ? { phoneNumberId: b } : {}),
+    }));
+    const result = await h.container.db.transaction().execute((trx) =>
+      acceptItems(h, trx, items, { defaultPhoneNumberId: a })
+    );
+    assert.equal(result.accepted, 7, JSON.stringify(result.items[0]));
+    await assertMatches(h, a, 3);
+    await assertMatches(h, b, 4);
+    const res = await h.request("POST", "/api/v2/messages", {
+      body: { phoneNumberId: a, ...templateTo(fresh(1)[0]!) },
+    });
+    assert.equal(res.status, 201, JSON.stringify(res.body));
+    await assertMatches(h, a, 3);
   },
 );

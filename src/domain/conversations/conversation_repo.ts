@@ -55,8 +55,20 @@ export function toConversation(r: ConversationRow): Conversation {
   };
 }
 
-/** Conversations of the viewer's account (and only the agent's, for `assigned` agents), with contact fields. */
-function visibleConversations(db: Executor, viewer: Viewer) {
+/**
+ * Conversations of the viewer's account (and only the agent's, for
+ * `assigned` agents), with contact fields. `byContact`: the caller narrows
+ * to given contacts, so the account's test is written `+cv.account_id`
+ * (SQLite then uses no index for it): without statistics SQLite would walk
+ * the account's list or status index and test every conversation of the
+ * account against the contacts (33 ms for a batch of 100 known recipients
+ * among 32,000 conversations, against 2 through the contact's index).
+ */
+function visibleConversations(
+  db: Executor,
+  viewer: Viewer,
+  options: { byContact?: boolean } = {},
+) {
   let query = db.selectFrom("conversations as cv")
     .innerJoin("contacts as ct", "ct.id", "cv.contact_id")
     .selectAll("cv")
@@ -66,7 +78,11 @@ function visibleConversations(db: Executor, viewer: Viewer) {
       "ct.username as contact_username",
       "ct.name as contact_name",
     ])
-    .where("cv.account_id", "=", viewer.accountId);
+    .where(
+      options.byContact ? sql<string>`+cv.account_id` : "cv.account_id",
+      "=",
+      viewer.accountId,
+    );
   if (viewer.onlyAssignedTo !== undefined) {
     query = query.where("cv.assigned_to", "=", viewer.onlyAssignedTo);
   }
@@ -146,12 +162,16 @@ export interface ListContactConversationsInput {
   limit: number;
 }
 
-/** A contact's conversations newest first (conversations_contact_idx). */
+/**
+ * A contact's conversations newest first: found through the unique
+ * (contact_id, channel_id) index and sorted, at most one per channel the
+ * account has had (a conversation whose channel goes keeps a null one).
+ */
 export function listContactConversationsQuery(
   db: Executor,
   input: ListContactConversationsInput,
 ) {
-  let query = visibleConversations(db, input.viewer)
+  let query = visibleConversations(db, input.viewer, { byContact: true })
     .where("cv.contact_id", "=", input.contactId);
   const after = input.after;
   if (after) query = query.where(before(after));
@@ -314,13 +334,25 @@ const conversationsOfContacts = prepared<
   "accountId" | "contactIds",
   ConversationRow
 >((db, p) =>
-  visibleConversations(db, { accountId: p("accountId") })
+  visibleConversations(db, { accountId: p("accountId") }, { byContact: true })
     .where(
       "cv.contact_id",
       "in",
       sql<string>`(select value from json_each(${p("contactIds")}))`,
     )
 );
+
+/** The statement of findConversationsOfContacts (the plan test reads it). */
+export function conversationsOfContactsQuery(
+  db: Executor,
+  accountId: string,
+  contactIds: readonly string[],
+) {
+  return conversationsOfContacts(db, {
+    accountId,
+    contactIds: JSON.stringify(contactIds),
+  });
+}
 
 /** Every conversation (any channel) of these contacts, in one statement. */
 export async function findConversationsOfContacts(
@@ -329,9 +361,8 @@ export async function findConversationsOfContacts(
   contactIds: readonly string[],
 ): Promise<Conversation[]> {
   if (contactIds.length === 0) return [];
-  const { rows } = await db.executeQuery(conversationsOfContacts(db, {
-    accountId,
-    contactIds: JSON.stringify(contactIds),
-  }));
+  const { rows } = await db.executeQuery(
+    conversationsOfContactsQuery(db, accountId, contactIds),
+  );
   return rows.map(toConversation);
 }

@@ -9,15 +9,29 @@ import type {
   StoredMessageStatus,
 } from "./message.ts";
 import { parseDetails } from "./message_details.ts";
+import { addQueuedBatch } from "./send_repo.ts";
 
 export type MessageRow = MessagesTable;
 
-/** Inserts message rows, many in one statement (db/bulk.ts): no query building per send. */
+/**
+ * Inserts message rows, many in one statement (db/bulk.ts): no query
+ * building per send. Every message row is written here: the queued batch
+ * rows are added to their channel's backlog counter here too (migration
+ * 0014), one statement per channel instead of a trigger per row.
+ */
 export async function insertMessages(
   db: Executor,
   messages: Message[],
 ): Promise<void> {
   await insertRows(db, "messages", messages.map(toMessageRow));
+  const queued = new Map<string, number>();
+  for (const m of messages) {
+    // What counts, as the update and delete triggers of migration 0010 read it.
+    if (m.lane === "batch" && m.status === "queued" && m.channelId !== null) {
+      queued.set(m.channelId, (queued.get(m.channelId) ?? 0) + 1);
+    }
+  }
+  for (const [channelId, n] of queued) await addQueuedBatch(db, channelId, n);
 }
 
 // Every send job and status callback reads its message: compiled once.

@@ -50,3 +50,18 @@ export async function countQueuedBatch(
   );
   return Number(rows[0]?.queued ?? 0);
 }
+
+const ADD_QUEUED_BATCH_SQL = `insert into channel_batch_backlog
+  (channel_id, queued) values (?, ?)
+  on conflict (channel_id) do update set queued = queued + excluded.queued`;
+
+/** Counts `n` more batch sends waiting on a channel (insertMessages() calls it). */
+export async function addQueuedBatch(
+  db: Executor,
+  channelId: string,
+  n: number,
+): Promise<void> {
+  await db.executeQuery(
+    CompiledQuery.raw(ADD_QUEUED_BATCH_SQL, [channelId, n]),
+  );
+}
