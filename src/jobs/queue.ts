@@ -1,6 +1,6 @@
 /** The durable job table: enqueue in the caller's transaction (queue_enqueue.ts), claim with one statement, settle under a lease token (queue_settle.ts); both re-exported here. */
 import { CompiledQuery, sql } from "kysely";
-import type { Db, Executor } from "../db/schema.ts";
+import type { Db } from "../db/schema.ts";
 import { fromJson } from "../db/json.ts";
 import { ROWS_AS_ARRAYS } from "../db/row_shape.ts";
 import { addMs, toDbTime } from "../db/time.ts";
