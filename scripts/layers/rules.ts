@@ -45,8 +45,9 @@ const PURE_DB = new Set([
   "src/db/schema.ts",
   "src/db/row_shape.ts",
 ]);
-/** Upstream interfaces, error tables and signature rules: no network. */
+/** Upstream interfaces, error tables, signature rules and a call's deadline: no network. */
 const PURE_UPSTREAM = new Set([
+  "src/upstream/call_deadline.ts",
   "src/upstream/graph_api.ts",
   "src/upstream/graph_errors.ts",
   "src/upstream/meta_signature.ts",

@@ -1,3 +1,4 @@
+import { CallDeadline } from "../upstream/call_deadline.ts";
 import { escapeUnicode, signMetaBody } from "../upstream/meta_signature.ts";
 import { asyncErrorObject } from "./sim_errors.ts";
 import {
@@ -144,20 +145,8 @@ async function postOnce(
   signature: string,
   signal: AbortSignal,
 ): Promise<DeliveryResult> {
-  // A timer cleared once the answer is read, not AbortSignal.timeout(): that
-  // kept every POST's request and response alive for CALLBACK_TIMEOUT_MS
-  // (fetch listens on the signal until it fires), then built a DOMException
-  // with its stack for nothing; AbortSignal.any() also added a dependent to
-  // the epoch's signal per POST. Same reasons as theirs.
-  const controller = new AbortController();
-  const onAbort = () => controller.abort(signal.reason);
-  if (signal.aborted) onAbort();
-  else signal.addEventListener("abort", onAbort, { once: true });
-  const timer = setTimeout(
-    () =>
-      controller.abort(new DOMException("Signal timed out.", "TimeoutError")),
-    CALLBACK_TIMEOUT_MS,
-  );
+  // A timeout cleared once the answer is read (see CallDeadline).
+  const deadline = new CallDeadline(CALLBACK_TIMEOUT_MS, signal);
   try {
     const res = await fetch(url, {
       method: "POST",
@@ -167,7 +156,7 @@ async function postOnce(
         "X-Hub-Signature-256": signature,
       },
       body: raw,
-      signal: controller.signal,
+      signal: deadline.signal,
     });
     const text = await res.text();
     return res.ok ? { ok: true, httpStatus: res.status, error: null } : {
@@ -178,8 +167,7 @@ async function postOnce(
   } catch (err) {
     return { ok: false, httpStatus: null, error: (err as Error).message };
   } finally {
-    clearTimeout(timer);
-    signal.removeEventListener("abort", onAbort);
+    deadline.end();
   }
 }
 
