@@ -97,9 +97,7 @@ export async function enqueueManyCompiled(
   const rows = jobs.map((j) => toRow(withDefaults(j), now, at));
   await insertRows(db, "jobs", rows, {
     onConflictDoNothing: true,
-    ...(options.wake
-      ? { announce: new Set(rows.map((r) => r.priority)) }
-      : {}),
+    ...(options.wake ? { announce: new Set(rows.map((r) => r.priority)) } : {}),
   });
 }
 
