@@ -1,7 +1,10 @@
-const HEX = Array.from(
-  { length: 256 },
-  (_, i) => i.toString(16).padStart(2, "0"),
-);
+/** The two ASCII hex digits of each byte value, at 2b and 2b + 1. */
+const HEX_CODES = new Uint8Array(512);
+for (let b = 0; b < 256; b++) {
+  const hex = b.toString(16).padStart(2, "0");
+  HEX_CODES[2 * b] = hex.charCodeAt(0);
+  HEX_CODES[2 * b + 1] = hex.charCodeAt(1);
+}
 
 /** Random bytes drawn in bulk: one system call per 409 ids instead of one each. */
 const POOL = new Uint8Array(4096);
@@ -15,18 +18,41 @@ function randomByte(): number {
   return POOL[poolAt++]!;
 }
 
-/** UUIDv7: time-ordered, so ids sort by creation within a millisecond's precision. */
+/**
+ * The character codes of the id being made (the dashes stay). A plain array:
+ * String.fromCharCode.apply reads one about twice as fast as a Uint8Array.
+ */
+const ID: number[] = new Array<number>(36).fill(0x2d);
+
+function putHex(at: number, byte: number): void {
+  ID[at] = HEX_CODES[2 * byte]!;
+  ID[at + 1] = HEX_CODES[2 * byte + 1]!;
+}
+
+/**
+ * UUIDv7: time-ordered, so ids sort by creation within a millisecond's
+ * precision. Written into a byte buffer and read as one flat string: joined
+ * with `+`, its 20 pieces made a tree of strings (about 20 objects per id,
+ * a batch message makes six ids) that V8 copies into a flat one the first
+ * time the id is hashed, bound or serialised; in a microbenchmark making and
+ * serialising an id took 1.0-1.6 us that way, 0.4-0.6 this way.
+ */
 export function newId(now: number = Date.now()): string {
   // 48-bit milliseconds as a 32-bit high part and a 16-bit low part (no BigInt).
   const high = Math.floor(now / 0x10000);
   const low = now % 0x10000;
-  let out = HEX[(high >>> 24) & 0xff]! + HEX[(high >>> 16) & 0xff]! +
-    HEX[(high >>> 8) & 0xff]! + HEX[high & 0xff]! + "-" + HEX[low >>> 8]! +
-    HEX[low & 0xff]! + "-" + HEX[(randomByte() & 0x0f) | 0x70]! +
-    HEX[randomByte()]! + "-" + HEX[(randomByte() & 0x3f) | 0x80]! +
-    HEX[randomByte()]! + "-";
-  for (let i = 0; i < 6; i++) out += HEX[randomByte()]!;
-  return out;
+  putHex(0, (high >>> 24) & 0xff);
+  putHex(2, (high >>> 16) & 0xff);
+  putHex(4, (high >>> 8) & 0xff);
+  putHex(6, high & 0xff);
+  putHex(9, low >>> 8);
+  putHex(11, low & 0xff);
+  putHex(14, (randomByte() & 0x0f) | 0x70);
+  putHex(16, randomByte());
+  putHex(19, (randomByte() & 0x3f) | 0x80);
+  putHex(21, randomByte());
+  for (let i = 24; i < 36; i += 2) putHex(i, randomByte());
+  return String.fromCharCode.apply(null, ID);
 }
 
 export const UUID_REGEXP =

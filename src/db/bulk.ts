@@ -1,5 +1,6 @@
 // Many rows in one statement, for the batch path's bulk writes and lookups.
 import { CompiledQuery } from "kysely";
+import { announceJobInsert } from "./job_insert_hook.ts";
 import type { Database, Executor } from "./schema.ts";
 
 /** SQLite's default limit on bound variables per statement (since 3.32). */
@@ -26,10 +27,11 @@ function insertText(
   columns: readonly string[],
   shared: readonly boolean[],
   n: number,
+  tail: string,
 ): string {
   const key = `${table}(${columns.join(",")})${
     shared.map((s) => s ? 1 : 0).join("")
-  }:${n}`;
+  }:${n}${tail}`;
   let text = insertTexts.get(key);
   if (!text) {
     let k = 0;
@@ -37,7 +39,7 @@ function insertText(
     const row = `(${params.join(", ")})`;
     text = `${k ? `with shared as (select ?${k}) ` : ""}insert into ${table} (${
       columns.join(", ")
-    }) values ${Array.from({ length: n }, () => row).join(", ")}`;
+    }) values ${Array.from({ length: n }, () => row).join(", ")}${tail}`;
     if (insertTexts.size >= TEXTS_KEPT) {
       insertTexts.delete(insertTexts.keys().next().value!);
     }
@@ -91,24 +93,29 @@ function boundValues<R extends object>(
  * bound once (boundValues). The columns are the keys of the first row:
  * rows must come from code (a table row type), never from a request. Bound
  * values, not JSON unpacked by SQLite: `value ->> i` over json_each cost 4x
- * the CPU per row of 17 columns.
+ * the CPU per row of 17 columns. `onConflictDoNothing` skips a row that
+ * breaks a unique constraint; `announce` marks a job insert for the
+ * JobInsertHook with the lanes of its rows (announceJobInsert).
  */
 export async function insertRows<R extends object>(
   db: Executor,
   table: keyof Database,
   rows: readonly R[],
+  options: { onConflictDoNothing?: boolean; announce?: Set<number> } = {},
 ): Promise<void> {
   if (rows.length === 0) return;
+  const tail = options.onConflictDoNothing ? " on conflict do nothing" : "";
   const columns = Object.keys(rows[0]!) as (keyof R & string)[];
   const per = Math.floor(MAX_VARIABLES / columns.length);
   for (let i = 0; i < rows.length; i += per) {
     const chunk = rows.slice(i, i + per);
     const { shared, values } = boundValues(chunk, columns);
+    const query = CompiledQuery.raw(
+      insertText(table, columns, shared, chunk.length, tail),
+      values,
+    );
     await db.executeQuery(
-      CompiledQuery.raw(
-        insertText(table, columns, shared, chunk.length),
-        values,
-      ),
+      options.announce ? announceJobInsert(query, options.announce) : query,
     );
   }
 }

@@ -183,6 +183,26 @@ engineTest(
   },
 );
 
+// The batch has read these contacts already (their fields go into each
+// conversation from there): a join would look each one up again by id.
+engineTest(
+  "a batch reads its known recipients' conversations without looking their contacts up again",
+  async (h) => {
+    const text = await plan(
+      h.container.db,
+      {
+        compile: () =>
+          conversationsOfContactsQuery(
+            h.container.db,
+            h.tenant.account.id,
+            [crypto.randomUUID()],
+          ),
+      },
+    );
+    assert.doesNotMatch(text, /\bct\b|contacts/, text);
+  },
+);
+
 engineTest("cursor list queries are served by their indexes", async (h) => {
   const db = h.container.db;
   const viewer = { accountId: h.tenant.account.id };

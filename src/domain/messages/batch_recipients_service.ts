@@ -80,7 +80,7 @@ export class BatchRecipients {
     const conversations = await findConversationsOfContacts(
       trx,
       ctx.accountId,
-      [...new Set(found.map((c) => c.id))],
+      found,
     );
     for (const c of conversations) {
       // (contact, channel) is unique for a channel.
