@@ -6,10 +6,24 @@
  * accept time is taken and the request written by an otherwise idle loop.
  *
  * In: { k, url, key, body }. Out: { k, acceptAt, httpMs, status, id }.
+ * Before the first send, bench_pipeline may ask it to open connections
+ * ({ warm, connections }, see startLiveClient there).
  */
 /// <reference lib="deno.worker" />
 
 self.onmessage = async (e: MessageEvent) => {
+  if (e.data.warm) {
+    // In: { warm: url, connections }: that many GETs at once, so the pool
+    // keeps that many connections open. Out: { warmed: true }.
+    await Promise.all(
+      Array.from({ length: e.data.connections }, async () => {
+        const res = await fetch(e.data.warm);
+        await res.body?.cancel();
+      }),
+    );
+    self.postMessage({ warmed: true });
+    return;
+  }
   const { k, url, key, body } = e.data;
   const acceptAt = Date.now();
   let status = 0;

@@ -13,11 +13,12 @@
  *
  *   deno run -A scripts/bench_pipeline.ts [--numbers 10] [--per-channel 5000]
  *     [--cap 300] [--live-every 200] [--subscriptions 2] [--mixed 0|1]
- *     [--statuses 3|2|1] [--pin 1|0]
+ *     [--statuses 3|2|1] [--pin 1|0] [--warm-live 0]
  *
  * --mixed 1 spreads every batch over all numbers (to compare against one number per batch);
  * --statuses N stops the simulator's status callbacks after sent (1) or delivered (2);
- * --pin 0 runs unpinned even where taskset works.
+ * --pin 0 runs unpinned even where taskset works;
+ * --warm-live N has the live client open N keep-alive connections before the start.
  * BENCH_LIVE_DUMP=file writes every live send (accept time, HTTP time,
  * status, id, simulator receipt) as JSON, to line up with server-side traces.
  */
@@ -68,6 +69,8 @@ const flags = numberFlags({
   statuses: 3,
   /** 0: run unpinned even where taskset works. */
   pin: 1,
+  /** Keep-alive connections the live client opens before the start (0: each first send opens its own). */
+  "warm-live": 0,
 });
 const BATCH = 100;
 const ENQUEUE_CONCURRENCY = 4;
@@ -202,11 +205,11 @@ async function enqueueBacklog(run: Run): Promise<void> {
  * One live send every N ms on a random number, without waiting for the
  * previous answer; the requests go out from a Worker (_bench_live_client.ts).
  */
-async function liveSends(run: Run, keepGoing: () => boolean): Promise<void> {
-  const client = new Worker(
-    new URL("./_bench_live_client.ts", import.meta.url).href,
-    { type: "module" },
-  );
+async function liveSends(
+  run: Run,
+  client: Worker,
+  keepGoing: () => boolean,
+): Promise<void> {
   const pending = new Map<number, (answer: Json) => void>();
   client.onmessage = (e) => {
     pending.get(e.data.k)?.(e.data);
@@ -246,6 +249,27 @@ async function liveSends(run: Run, keepGoing: () => boolean): Promise<void> {
   }
   await Promise.all(inflight);
   client.terminate();
+}
+
+/**
+ * The live sends' client (a Worker, see _bench_live_client.ts); with
+ * --warm-live N it first opens N keep-alive connections to the server
+ * (GET /healthz), so the first live sends do not each open one while the
+ * server is busy with the first batches.
+ */
+async function startLiveClient(baseUrl: string): Promise<Worker> {
+  const client = new Worker(
+    new URL("./_bench_live_client.ts", import.meta.url).href,
+    { type: "module" },
+  );
+  const connections = flags["warm-live"];
+  if (connections > 0) {
+    await new Promise<void>((resolve) => {
+      client.onmessage = () => resolve();
+      client.postMessage({ warm: `${baseUrl}/healthz`, connections });
+    });
+  }
+  return client;
 }
 
 function progress(run: Run, what: string): void {
@@ -361,12 +385,13 @@ async function main(): Promise<void> {
         `\n  main.ts serve and main.ts simulator as separate processes; ${server.pinning}` +
         `\n  ${machine()}`,
     );
+    const client = await startLiveClient(server.baseUrl);
     run.started = Date.now();
     run.capAt = run.started + flags.cap * 1000;
     run.cpu.start = cpuMark(server);
     let liveOn = true;
     const enqueue = enqueueBacklog(run);
-    const live = liveSends(run, () => liveOn);
+    const live = liveSends(run, client, () => liveOn);
     await watch(run);
     run.cpu.sent = cpuMark(server);
     liveOn = false;

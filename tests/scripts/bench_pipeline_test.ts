@@ -3,6 +3,7 @@
 import assert from "node:assert/strict";
 import { newId } from "../../src/ids.ts";
 import {
+  enqueueSplit,
   eventsOutstanding,
   newHooks,
   recordDelivery,
@@ -81,4 +82,34 @@ Deno.test("CPU ticks are utime + stime even when the command name holds spaces a
   assert.equal(statCpuTicks(stat), 1234 + 567);
   const own = Deno.readTextFileSync(`/proc/${Deno.pid}/stat`);
   assert.ok(Number.isInteger(statCpuTicks(own)));
+});
+
+Deno.test("the enqueue phase's live latencies split at one second after the start; drain sends and unsent ones are left out", () => {
+  const started = 1_000_000;
+  const send = (id: string | null, at: number, phase: "enqueue" | "drain") => ({
+    id,
+    ch: 0,
+    acceptAt: started + at,
+    httpMs: 0,
+    phase,
+    status: id ? 201 : 0,
+  });
+  const run = {
+    started,
+    live: [
+      send("a", 0, "enqueue"),
+      send("b", 999, "enqueue"),
+      send("c", 1_000, "enqueue"),
+      send("d", 1_500, "drain"),
+      send(null, 10, "enqueue"),
+      send("never", 20, "enqueue"),
+    ],
+    firstAt: new Map([
+      ["a", started + 400],
+      ["b", started + 1_099],
+      ["c", started + 1_050],
+      ["d", started + 1_510],
+    ]),
+  };
+  assert.deepEqual(enqueueSplit(run), { firstSecond: [400, 100], after: [50] });
 });
