@@ -12,6 +12,7 @@ import {
   type KindSpec,
 } from "./kinds.ts";
 import type { AnyJobInput, EnqueueInput } from "./types.ts";
+import { executeRaw } from "../db/raw.ts";
 
 /** Rows per multi-row insert (18 parameters each stays far below SQLite's limit). */
 const INSERT_CHUNK = 100;
@@ -115,15 +116,15 @@ export async function enqueueManyCompiled(
   for (let i = 0; i < jobs.length; i += INSERT_CHUNK) {
     const rows = jobs.slice(i, i + INSERT_CHUNK)
       .map((j) => toRow(withDefaults(j), now, at));
-    const query = CompiledQuery.raw(
-      jobInsertText(rows.length),
-      rows.flatMap((r) => JOB_COLUMNS.map((c) => r[c])),
-    );
-    await db.executeQuery(
-      options.wake
-        ? announceJobInsert(query, new Set(rows.map((r) => r.priority)))
-        : query,
-    );
+    const text = jobInsertText(rows.length);
+    const values = rows.flatMap((r) => JOB_COLUMNS.map((c) => r[c]));
+    // Announced, the insert must pass the JobInsertHook: through Kysely.
+    if (options.wake) {
+      await db.executeQuery(announceJobInsert(
+        CompiledQuery.raw(text, values),
+        new Set(rows.map((r) => r.priority)),
+      ));
+    } else await executeRaw(db, text, values);
   }
 }
 
