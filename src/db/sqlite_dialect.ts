@@ -1,3 +1,6 @@
+// node:sqlite under Kysely: the adapter, the DirectExecutor and its raw path
+// (raw.ts). Past 300 lines: the three share the connection and its
+// statement cache, and the executor's rules are read in one place.
 import { DatabaseSync, type StatementSync } from "node:sqlite";
 import type {
   CompiledQuery,
