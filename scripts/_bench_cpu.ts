@@ -31,6 +31,8 @@ export function cpuMs(): number {
   return (Number(fields[11]) + Number(fields[12])) * 10;
 }
 
+const ENCODER = new TextEncoder();
+
 /** POSTs `body` to the app as the tenant's key; the status and text of the answer. */
 export async function post(
   h: Harness,
@@ -43,6 +45,10 @@ export async function post(
       headers: {
         authorization: `Bearer ${h.tenant.key}`,
         "content-type": "application/json",
+        // As wrk and every HTTP client send it: without it Hono's bodyLimit
+        // reads the body through a stream and rebuilds the Request, which
+        // no request over a socket costs (about 5 % of this benchmark's CPU).
+        "content-length": String(ENCODER.encode(body).length),
       },
       body,
     }),

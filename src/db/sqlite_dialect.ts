@@ -1,3 +1,6 @@
+// node:sqlite under Kysely: the adapter, the DirectExecutor and its raw path
+// (raw.ts). Past 300 lines: the three share the connection and its
+// statement cache, and the executor's rules are read in one place.
 import { DatabaseSync, type StatementSync } from "node:sqlite";
 import type {
   CompiledQuery,
@@ -171,9 +174,7 @@ class DirectExecutor implements QueryExecutor {
   }
 
   async executeQuery<R>(query: CompiledQuery<R>): Promise<QueryResult<R>> {
-    if (!this.#held && (!this.#db.opened || this.#db.inTransaction)) {
-      return await this.#inner.executeQuery(query);
-    }
+    if (!this.#direct()) return await this.#inner.executeQuery(query);
     let result = execute(this.#db, query) as QueryResult<UnknownRow>;
     for (const plugin of this.#inner.plugins) {
       const args = { result, queryId: query.queryId };
@@ -182,6 +183,29 @@ class DirectExecutor implements QueryExecutor {
         : await plugin.transformResult(args);
     }
     return result as QueryResult<R>;
+  }
+
+  /** Whether a statement may run now, straight on the connection (see the class). */
+  #direct(): boolean {
+    return this.#held || (this.#db.opened && !this.#db.inTransaction);
+  }
+
+  /**
+   * A raw statement (see executeRaw in raw.ts) run now when this executor
+   * runs statements directly, else undefined. No plugin sees it: the
+   * plugins act only on statements they transformed or that were announced
+   * (LookupInvalidationHook, JobInsertHook), and a raw text is neither.
+   */
+  runNow<R>(
+    sql: string,
+    parameters: readonly unknown[],
+  ): QueryResult<R> | undefined {
+    // A held executor whose transaction ended goes through Kysely, which
+    // refuses a statement on a committed or rolled back transaction.
+    if (this.#held ? !this.#db.inTransaction : !this.#direct()) {
+      return undefined;
+    }
+    return execute(this.#db, { sql, parameters } as CompiledQuery<R>);
   }
 
   /**
@@ -198,6 +222,7 @@ class DirectExecutor implements QueryExecutor {
           true,
         ),
       };
+      boundTo.set(provider, this.#bound.executor);
     }
     return this.#bound.executor;
   }
@@ -219,6 +244,27 @@ class DirectExecutor implements QueryExecutor {
 }
 
 /**
+ * The held executor made for each provider (withConnectionProvider): a
+ * Transaction's own executor (what its getExecutor() answers) is Kysely's
+ * wrapper, which Kysely passes as the provider of every statement.
+ */
+const boundTo = new WeakMap<object, DirectExecutor>();
+
+/**
+ * What runs a raw statement at once for `executor` (a Kysely's or a
+ * Transaction's getExecutor()), if it is one of ours (see raw.ts).
+ */
+export function directRunner(
+  executor: QueryExecutor,
+): Pick<DirectExecutor, "runNow"> | undefined {
+  if (executor instanceof DirectExecutor) return executor;
+  return boundTo.get(executor) ??
+    ((executor as Partial<DirectExecutor>).runNow
+      ? executor as DirectExecutor
+      : undefined);
+}
+
+/**
  * Makes `kysely` (opened on `db`) and everything derived from it (plugins,
  * transactions) run statements directly where it can (DirectExecutor).
  * Kysely builds its root executor itself, so the root's statements and
@@ -234,6 +280,8 @@ export function runStatementsDirectly<T>(
   const twin = new DirectExecutor(root.withoutPlugins(), db, false);
   Object.assign(root, {
     executeQuery: <R>(q: CompiledQuery<R>) => twin.executeQuery(q),
+    runNow: <R>(sql: string, parameters: readonly unknown[]) =>
+      twin.runNow<R>(sql, parameters),
     withConnectionProvider: (p: ConnectionProvider) =>
       twin.withConnectionProvider(p),
     withPlugin: (p: KyselyPlugin) => twin.withPlugin(p),

@@ -11,6 +11,7 @@ import {
   type KindSpec,
 } from "./kinds.ts";
 import type { AnyJobInput, EnqueueInput } from "./types.ts";
+import { executeRaw } from "../db/raw.ts";
 
 /** Rows per multi-row insert (18 parameters each stays far below SQLite's limit). */
 const INSERT_CHUNK = 100;
@@ -101,13 +102,27 @@ export async function enqueueManyCompiled(
   });
 }
 
-/** enqueueManyCompiled() of one job (every POST /messages). */
+/** Every column of a job row, in toRow's order. */
+const JOB_COLUMNS = Object.keys(
+  toRow({ kind: "", priority: 0, payload: null }, new Date(0)),
+) as (keyof JobsTable)[];
+/** The insert of one job row, written once. */
+const ONE_JOB_INSERT = `insert into jobs (${JOB_COLUMNS.join(", ")}) values (${
+  JOB_COLUMNS.map(() => "?").join(", ")
+}) on conflict do nothing`;
+
+/**
+ * enqueueManyCompiled() of one job (every POST /messages), straight on
+ * SQLite (db/raw.ts): not announced, the caller wakes the pools after its
+ * commit.
+ */
 export async function enqueueCompiled(
   db: Executor,
   job: EnqueueInput,
   now: Date,
 ): Promise<void> {
-  await enqueueManyCompiled(db, [job], now);
+  const row = toRow(withDefaults(job), now);
+  await executeRaw(db, ONE_JOB_INSERT, JOB_COLUMNS.map((c) => row[c]));
 }
 
 /**

@@ -4,6 +4,7 @@ import assert from "node:assert/strict";
 import { StatementSync } from "node:sqlite";
 import { createHarness, type Harness } from "../_harness.ts";
 import { seedTemplate, templateTo } from "../messaging/_helpers.ts";
+import { JobInsertHook } from "../../src/db/job_insert_hook.ts";
 
 type Method = "all" | "run" | "get" | "iterate";
 const METHODS: Method[] = ["all", "run", "get", "iterate"];
@@ -71,11 +72,37 @@ Deno.test("a send to a known recipient runs eight statements besides its group's
       "savepoint group_unit",
       // The contact and its conversation on the channel, in one statement.
       'select "ct".*, "cv"."id"',
-      "insert into messages (id",
+      'insert into "messages" (',
       "update conversations set",
       "update contacts set last",
       "insert into jobs (id, ki",
       "release group_unit",
     ],
   );
+});
+
+Deno.test("a send's own statements run straight on SQLite, not through Kysely's executor", async () => {
+  await using h = await createHarness();
+  await seedTemplate(h);
+  await send(h, "+5491155550100");
+  // Every statement Kysely's executor runs passes the container's plugins
+  // (JobInsertHook among them) once; executeRaw() (src/db/raw.ts) does not.
+  const proto = JobInsertHook.prototype;
+  const original = proto.transformResultNow;
+  let passes = 0;
+  proto.transformResultNow = function (this: JobInsertHook, args) {
+    passes++;
+    return original.call(this, args);
+  };
+  let sql: string[];
+  try {
+    sql = await statementsOf(() => send(h, "+5491155550100"));
+  } finally {
+    proto.transformResultNow = original;
+  }
+  // The group's savepoint and release; the contact lookup, the message, the
+  // conversation and contact updates and the job go straight to SQLite.
+  assert.equal(passes, 2, sql.join("\n"));
+  assert.equal(count(sql, /^insert into "messages"/i), 1);
+  assert.equal(count(sql, /^insert into jobs/i), 1);
 });

@@ -9,6 +9,7 @@ import {
   type CustomFields,
   phoneSearchDigits,
 } from "./contact.ts";
+import { executeCompiled } from "../../db/raw.ts";
 
 export interface ContactFilter {
   accountId: string;
@@ -164,10 +165,13 @@ function bySpellings<R extends { phone_number: string | null }>(
       );
       byCount.set(n, query);
     }
-    const { rows } = await db.executeQuery(query(db, {
-      ...values,
-      ...Object.fromEntries(variants.map((v, i) => [`v${i}`, v])),
-    }));
+    const { rows } = await executeCompiled(
+      db,
+      query(db, {
+        ...values,
+        ...Object.fromEntries(variants.map((v, i) => [`v${i}`, v])),
+      }),
+    );
     return rows.find((row) => row.phone_number === e164) ?? rows[0];
   };
 }
@@ -256,7 +260,8 @@ export async function findContactOnChannel(
 ): Promise<ContactOnChannel | undefined> {
   const { accountId, channelId, e164, userId } = input;
   if (userId !== null) {
-    const { rows } = await db.executeQuery(
+    const { rows } = await executeCompiled(
+      db,
       onChannelByUserId(db, { accountId, channelId, userId }),
     );
     return rows[0] ? toContactOnChannel(rows[0]) : undefined;

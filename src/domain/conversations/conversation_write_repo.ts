@@ -1,11 +1,12 @@
 // Write side of conversations for the messaging engine: every function runs
 // in the caller's transaction, next to the message row it is about.
-import { CompiledQuery, sql } from "kysely";
+import { sql } from "kysely";
 import type { ConversationsTable, Executor } from "../../db/schema.ts";
 import { insertRows, jsonQuery } from "../../db/bulk.ts";
 import { addMs, toDbTime } from "../../db/time.ts";
 import { insertRow, prepared } from "../../db/prepared.ts";
 import { SERVICE_WINDOW_HOURS, truncatePreview } from "./conversation.ts";
+import { executeRaw } from "../../db/raw.ts";
 
 /** The row of a new open conversation without messages, created at `at`. */
 export function openConversationRow(input: {
@@ -149,13 +150,13 @@ export async function recordOutbound(
     at: Date;
   },
 ): Promise<boolean> {
-  const result = await db.executeQuery(CompiledQuery.raw(RECORD_OUTBOUND_SQL, [
+  const result = await executeRaw(db, RECORD_OUTBOUND_SQL, [
     toDbTime(input.at),
     input.messageId,
     truncatePreview(input.preview),
     input.status,
     input.conversationId,
-  ]));
+  ]);
   return Number(result.numAffectedRows ?? 0) > 0;
 }
 

@@ -1,7 +1,8 @@
 import type { Executor, MessagesTable } from "../../db/schema.ts";
 import { toJson } from "../../db/json.ts";
 import { insertRows } from "../../db/bulk.ts";
-import { prepared } from "../../db/prepared.ts";
+import { insertRow, prepared } from "../../db/prepared.ts";
+import { executeCompiled } from "../../db/raw.ts";
 import type {
   Message,
   MessageDirection,
@@ -15,9 +16,10 @@ export type MessageRow = MessagesTable;
 
 /**
  * Inserts message rows, many in one statement (db/bulk.ts): no query
- * building per send. Every message row is written here: the queued batch
- * rows are added to their channel's backlog counter here too (migration
- * 0014), one statement per channel instead of a trigger per row.
+ * building per send. Every message row is written here or in
+ * insertMessage(): the queued batch rows are added to their channel's
+ * backlog counter here (migration 0014), one statement per channel instead
+ * of a trigger per row.
  */
 export async function insertMessages(
   db: Executor,
@@ -253,10 +255,15 @@ export function toMessage(row: MessageRow): Message {
   };
 }
 
-/** Inserts one message. */
+/**
+ * Inserts one message (every POST /messages, every inbound message): its
+ * text written once and run straight on SQLite when it can (db/raw.ts). A
+ * queued batch row goes through insertMessages(), which counts it.
+ */
 export async function insertMessage(
   db: Executor,
   message: Message,
 ): Promise<void> {
-  await insertMessages(db, [message]);
+  if (message.lane === "batch") return await insertMessages(db, [message]);
+  await executeCompiled(db, insertRow("messages", toMessageRow(message)));
 }

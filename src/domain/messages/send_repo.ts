@@ -1,5 +1,6 @@
 import { CompiledQuery } from "kysely";
 import type { Executor } from "../../db/schema.ts";
+import { executeRaw } from "../../db/raw.ts";
 
 const TOUCH_CONTACT_SQL =
   "update contacts set last_message_at = ?, updated_at = ? where id = ?";
@@ -10,9 +11,7 @@ export async function touchContactLastMessage(
   contactId: string,
   at: string,
 ): Promise<void> {
-  await db.executeQuery(
-    CompiledQuery.raw(TOUCH_CONTACT_SQL, [at, at, contactId]),
-  );
+  await executeRaw(db, TOUCH_CONTACT_SQL, [at, at, contactId]);
 }
 
 const TOUCH_CONTACTS_SQL = `update contacts set last_message_at = ?,

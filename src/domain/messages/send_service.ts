@@ -16,7 +16,7 @@ import {
   parseSendMessage,
   previewOf,
 } from "./outbound.ts";
-import { insertMessages } from "./message_repo.ts";
+import { insertMessage, insertMessages } from "./message_repo.ts";
 import type { Message } from "./message.ts";
 import {
   touchContactLastMessage,
@@ -105,7 +105,7 @@ export async function acceptMessage(
   const to = await admit(trx, ctx, input, { respectOptOut: false });
   if (to === "opted_out") throw new Error("Unreachable: opt-out not asked");
   const { row, last } = buildMessage(ctx, input, to);
-  await insertMessages(trx, [row]);
+  await insertMessage(trx, row);
   await recordLast(trx, ctx, last);
   // Compiled once; sendMessage wakes the live pool after the commit.
   await enqueueCompiled(trx, sendJobs([row], "live")[0]!, ctx.now);

@@ -177,3 +177,18 @@ Deno.test("toE164 answers a repeated number from memory as libphonenumber does, 
   }
   assert.ok(e164MemoSize() < 20_000, "started over once past the bound");
 });
+
+Deno.test("toE164 reads each spelling once, fast path or not", () => {
+  const before = e164MemoSize();
+  // +54 is Argentina's alone (fast path), +1 is shared (libphonenumber).
+  const spellings = ["+54 9 11 5555-0142", "+1 (212) 555-0142"];
+  for (let i = 0; i < 3; i++) {
+    assert.equal(toE164(spellings[0]!), "+5491155550142");
+    assert.equal(toE164(spellings[1]!), "+12125550142");
+  }
+  assert.equal(e164MemoSize() - before, 2);
+  // A long spelling is read every time, never held.
+  const long = `+54 9 11 ${" ".repeat(30)}5555-0142`;
+  assert.equal(toE164(long), "+5491155550142");
+  assert.equal(e164MemoSize() - before, 2);
+});
