@@ -28,7 +28,7 @@ export async function recordEvent(
 ): Promise<string> {
   if (held) return held.add(event);
   const inserted = await insertEventRow(trx, event);
-  await fanOutMany(trx, event.accountId, [fanning(event, inserted)]);
+  await fanOutMany(trx, event.accountId, () => [fanning(event, inserted)]);
   return inserted.id;
 }
 
@@ -61,7 +61,7 @@ export class HeldEvents {
       await fanOutMany(
         trx,
         accountId,
-        at.map((i) => fanning(events[i]!, made[i]!)),
+        () => at.map((i) => fanning(events[i]!, made[i]!)),
       );
     }
   }
@@ -99,7 +99,7 @@ export async function recordEvents(
   await fanOutMany(
     trx,
     accountId,
-    inserted.map((row, i) => fanning(all[i]!, row)),
+    () => inserted.map((row, i) => fanning(all[i]!, row)),
   );
   return inserted.map((r) => r.id);
 }

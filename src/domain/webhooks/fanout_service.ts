@@ -82,18 +82,23 @@ export async function fanOut(
  * subject read once, and then kept up to date with the contact.created
  * deliveries made here (so a conversation.created waits for its contact's
  * contact.created of the same call), the deliveries and their jobs written
- * as multi-row inserts.
+ * as multi-row inserts. `items` may be a function that makes them: it is
+ * called only when the account has a subscription (most have none, and a
+ * batch would make 200 for nothing).
  */
 export async function fanOutMany(
   trx: Executor,
   accountId: string,
-  items: readonly Fanning[],
+  items: readonly Fanning[] | (() => readonly Fanning[]),
 ): Promise<number> {
-  if (items.length === 0) return 0;
-  const all = (await subscribersOf(trx, accountId)).map((s) => ({
+  if (typeof items !== "function" && items.length === 0) return 0;
+  const subscriptions = await subscribersOf(trx, accountId);
+  if (subscriptions.length === 0) return 0;
+  const all = subscriptions.map((s) => ({
     ...s,
     wants: new Set(fromJson<string[]>(s.events, [])),
   }));
+  if (typeof items === "function") items = items();
   const waiting = items.flatMap(({ event }) =>
     WAITS_FOR_CONTACT.has(event.type) && event.subjectId &&
       all.some((s) => s.wants.has(event.type))
