@@ -16,3 +16,20 @@ export function recording<T extends Executor>(db: T, seen: string[]): T {
     },
   });
 }
+
+/** `db` that also keeps every query it runs, parameters included. */
+export function recordingQueries(
+  db: Executor,
+): { db: Executor; queries: CompiledQuery[] } {
+  const queries: CompiledQuery[] = [];
+  const wrapped = new Proxy(db, {
+    get(target, prop, receiver) {
+      if (prop !== "executeQuery") return Reflect.get(target, prop, receiver);
+      return (query: CompiledQuery) => {
+        queries.push(query);
+        return target.executeQuery(query);
+      };
+    },
+  });
+  return { db: wrapped, queries };
+}

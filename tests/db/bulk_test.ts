@@ -2,26 +2,11 @@
 // numbered parameter each row names) and the others row by row: the rows
 // read back as given, in order, on both engines.
 import assert from "node:assert/strict";
-import type { CompiledQuery } from "kysely";
 import { engineTest } from "../_harness.ts";
+import { recordingQueries } from "../_support/recording.ts";
 import { insertRows } from "../../src/db/bulk.ts";
 import type { Executor, JobsTable } from "../../src/db/schema.ts";
 import { newId } from "../../src/ids.ts";
-
-/** `db` that also keeps every query it runs. */
-function recording(db: Executor): { db: Executor; queries: CompiledQuery[] } {
-  const queries: CompiledQuery[] = [];
-  const wrapped = new Proxy(db, {
-    get(target, prop, receiver) {
-      if (prop !== "executeQuery") return Reflect.get(target, prop, receiver);
-      return (query: CompiledQuery) => {
-        queries.push(query);
-        return target.executeQuery(query);
-      };
-    },
-  });
-  return { db: wrapped, queries };
-}
 
 function job(i: number, over: Partial<JobsTable> = {}): JobsTable {
   return {
@@ -64,7 +49,7 @@ async function readJobs(db: Executor, ids: string[]) {
 engineTest(
   "insertRows binds what every row shares once and stores each row as given",
   async (h) => {
-    const { db, queries } = recording(h.container.db);
+    const { db, queries } = recordingQueries(h.container.db);
     // Shared: kind, priority, state, attempt, max_attempts, the three nulls
     // of locking, errors, the times and finalized_at; not shared: id,
     // payload, run_at, unique_key, group_key (null in some rows only).
@@ -84,7 +69,7 @@ engineTest(
 engineTest(
   "insertRows of one row, or of rows sharing nothing, binds every value in row order",
   async (h) => {
-    const { db, queries } = recording(h.container.db);
+    const { db, queries } = recordingQueries(h.container.db);
     const one = [job(1)];
     await insertRows(db, "jobs", one);
     const distinct = [
@@ -113,7 +98,7 @@ engineTest(
 engineTest(
   "insertRows past SQLite's variable limit splits the rows, each statement sharing what its rows share",
   async (h) => {
-    const { db, queries } = recording(h.container.db);
+    const { db, queries } = recordingQueries(h.container.db);
     // 17 columns: 1,927 rows a statement.
     const rows = Array.from({ length: 2_000 }, (_, i) => job(i));
     await insertRows(db, "jobs", rows);

@@ -1,7 +1,6 @@
 import assert from "node:assert/strict";
-import type { CompiledQuery } from "kysely";
 import { engineTest, type Harness } from "../_harness.ts";
-import type { Executor } from "../../src/db/schema.ts";
+import { recordingQueries } from "../_support/recording.ts";
 import {
   enqueueMany,
   enqueueManyCompiled,
@@ -56,26 +55,11 @@ engineTest(
   },
 );
 
-/** `db` that also keeps every query it runs. */
-function recording(db: Executor): { db: Executor; queries: CompiledQuery[] } {
-  const queries: CompiledQuery[] = [];
-  const wrapped = new Proxy(db, {
-    get(target, prop, receiver) {
-      if (prop !== "executeQuery") return Reflect.get(target, prop, receiver);
-      return (query: CompiledQuery) => {
-        queries.push(query);
-        return target.executeQuery(query);
-      };
-    },
-  });
-  return { db: wrapped, queries };
-}
-
 engineTest(
   "enqueueManyCompiled binds what a batch's send jobs share once: 4 values a job, not 17",
   async (h) => {
     const now = h.clock.now();
-    const { db, queries } = recording(h.container.db);
+    const { db, queries } = recordingQueries(h.container.db);
     const ids = Array.from({ length: 100 }, (_, i) => `m-${2000 + i}`);
     // Paced as a batch is: every job its own run_at.
     const jobs = sends(ids).map((job, i) => ({
