@@ -31,7 +31,7 @@ function putHex(at: number, byte: number): void {
 
 /**
  * UUIDv7: time-ordered, so ids sort by creation within a millisecond's
- * precision. Written into a byte buffer and read as one flat string: joined
+ * precision. Written as character codes and read as one flat string: joined
  * with `+`, its 20 pieces made a tree of strings (about 20 objects per id,
  * a batch message makes six ids) that V8 copies into a flat one the first
  * time the id is hashed, bound or serialised; in a microbenchmark making and
