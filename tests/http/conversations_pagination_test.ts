@@ -160,24 +160,22 @@ async function plan(db: Executor, query: { compile(): CompiledQuery }) {
   return result.rows.map((r) => r.detail).join("\n");
 }
 
+/** The plan of a batch's conversation lookup for `n` known recipients. */
+function knownRecipientsPlan(h: Harness, n: number): Promise<string> {
+  const ids = Array.from({ length: n }, () => crypto.randomUUID());
+  return plan(h.container.db, {
+    compile: () =>
+      conversationsOfContactsQuery(h.container.db, h.tenant.account.id, ids),
+  });
+}
+
 // Without statistics SQLite walked the account's status index for this
 // statement and tested every conversation of the account (a batch to known
 // recipients cost more the more conversations the account had).
 engineTest(
   "a batch reads its known recipients' conversations by contact, not by walking the account's",
   async (h) => {
-    const ids = [crypto.randomUUID(), crypto.randomUUID()];
-    const text = await plan(
-      h.container.db,
-      {
-        compile: () =>
-          conversationsOfContactsQuery(
-            h.container.db,
-            h.tenant.account.id,
-            ids,
-          ),
-      },
-    );
+    const text = await knownRecipientsPlan(h, 2);
     assert.match(text, /SEARCH cv USING INDEX \w+ \(contact_id=\?\)/, text);
     assert.doesNotMatch(text, /account_id=\?/, text);
   },
@@ -188,17 +186,7 @@ engineTest(
 engineTest(
   "a batch reads its known recipients' conversations without looking their contacts up again",
   async (h) => {
-    const text = await plan(
-      h.container.db,
-      {
-        compile: () =>
-          conversationsOfContactsQuery(
-            h.container.db,
-            h.tenant.account.id,
-            [crypto.randomUUID()],
-          ),
-      },
-    );
+    const text = await knownRecipientsPlan(h, 1);
     assert.doesNotMatch(text, /\bct\b|contacts/, text);
   },
 );
