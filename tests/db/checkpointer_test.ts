@@ -4,7 +4,10 @@ import {
   BACKGROUND_CHECKPOINT_AFTER_WAL_PAGES,
   openDatabase,
 } from "../../src/db/database.ts";
-import { Checkpointer } from "../../src/db/checkpointer.ts";
+import {
+  Checkpointer,
+  type CheckpointResult,
+} from "../../src/db/checkpointer.ts";
 import { WAL_AUTOCHECKPOINT_PAGES } from "../../src/db/sqlite_dialect.ts";
 import { waitFor } from "../_support/wait.ts";
 
@@ -113,7 +116,7 @@ Deno.test("under writes that never pause, the thread's RESTART checkpoint restar
   await withFileDb(Infinity, async (opened, path) => {
     // A PASSIVE checkpoint alone trails such a writer; from 100 frames on
     // the thread copies the rest under the write lock.
-    const ckpt = new Checkpointer(path, 5, 100);
+    const ckpt = new Checkpointer(path, { everyMs: 5, restartFrames: 100 });
     try {
       let n = 0;
       while (ckpt.stats.forced === 0 || ckpt.stats.restarts === 0) {
@@ -126,6 +129,53 @@ Deno.test("under writes that never pause, the thread's RESTART checkpoint restar
       const { rows } = await sql<{ n: number }>`select count(*) as n from t`
         .execute(opened.db);
       assert.equal(rows[0]!.n, n);
+    } finally {
+      await ckpt.stop();
+    }
+  }, Infinity); // this test's thread only
+});
+
+Deno.test("the thread's pause doubles while little is written and halves once a pass finds minFrames committed", async () => {
+  await withFileDb(Infinity, async (opened, path) => {
+    const passes: CheckpointResult[] = [];
+    const ckpt = new Checkpointer(path, {
+      everyMs: 5,
+      maxMs: 40,
+      minFrames: 50,
+      restartFrames: 100_000,
+      onPass: (result) => passes.push(result),
+    });
+    try {
+      // Nothing written: 5, 10, 20, 40 ms, and no further.
+      await waitFor(() => ckpt.stats.pauseMs === 40, {
+        what: "the pause grown to maxMs",
+      });
+      assert.deepEqual(
+        passes.slice(0, 3).map((p) => p.pauseMs),
+        [10, 20, 40],
+      );
+      const idleRuns = ckpt.stats.runs;
+      await waitFor(() => ckpt.stats.runs >= idleRuns + 2, {
+        what: "two more passes",
+      });
+      assert.equal(ckpt.stats.pauseMs, 40, "it stays at maxMs");
+      // One commit of about 80 pages: the next pass copies them and comes back sooner.
+      await opened.db.transaction().execute((trx) =>
+        sql`with recursive s(i) as (select 0 union all select i + 1 from s
+            where i < 79) insert into t select i, randomblob(3000) from s`
+          .execute(trx)
+      );
+      const before = passes.length;
+      await waitFor(() => passes.slice(before).some((p) => p.log >= 80), {
+        what: "a pass that found the burst",
+      });
+      const burst = passes.slice(before).find((p) => p.log >= 80)!;
+      assert.equal(burst.checkpointed, burst.log, "it copied every frame");
+      assert.equal(burst.pauseMs, 20);
+      // Then quiet again: the pause grows back.
+      await waitFor(() => ckpt.stats.pauseMs === 40, {
+        what: "the pause grown again",
+      });
     } finally {
       await ckpt.stop();
     }
