@@ -20,6 +20,7 @@ import {
 import { recordStatusChange } from "./status_service.ts";
 import { HeldEvents } from "../events/event_service.ts";
 import { batcherOf, RecordBatcher } from "../webhooks/record_batcher.ts";
+import { completeMany, type JobLease } from "../../jobs/queue.ts";
 
 export interface DeliveryDeps {
   db: Db;
@@ -35,6 +36,13 @@ export interface DeliveryDeps {
 export interface DeliveryOptions {
   /** Aborted on shutdown or a lost lease: the send is given up, not failed. */
   signal?: AbortSignal;
+  /**
+   * The send's job: the record of an accepted send completes it in its own
+   * transaction (see writeAccepted), and `markCompleted` tells its runner
+   * whether it did, once that transaction committed.
+   */
+  lease?: JobLease;
+  markCompleted?: (done: boolean) => void;
 }
 
 /** Never re-run a throttled send sooner than this, whatever Retry-After says. */
@@ -98,7 +106,7 @@ export async function deliverMessage(
 ): Promise<void> {
   const result = await sendOnce(deps, messageId, opts);
   if (result === "nothing") return;
-  await recordAccepted(deps, messageId, result);
+  await recordAccepted(deps, messageId, result, opts);
 }
 
 /** Marks a message that cannot be sent failed with what `err` says (while it is still queued). */
@@ -170,19 +178,28 @@ async function sendOnce(
 }
 
 /**
- * Records an accepted send. The upstream already has the message, so a
- * failure here must never turn into a retry of the job (that would send it
- * twice): the write is retried in place, and if it still fails the status
- * callbacks (matched by our id in biz_opaque_callback_data) will move it.
+ * Records an accepted send, with its job's completion when given its lease.
+ * The upstream already has the message, so a failure here must never turn
+ * into a retry of the job (that would send it twice): the write is retried
+ * in place, and if it still fails the job is left to its runner to complete
+ * as usual and the status callbacks (matched by our id in
+ * biz_opaque_callback_data) will move the message. The runner learns that
+ * the job was completed only from a committed record.
  */
 async function recordAccepted(
   deps: DeliveryDeps,
   messageId: string,
   wamid: string,
+  job: Pick<DeliveryOptions, "lease" | "markCompleted">,
 ): Promise<void> {
   for (let i = 1;; i++) {
     try {
-      await recorderOf(deps).add({ messageId, wamid });
+      const completed = await recorderOf(deps).add({
+        messageId,
+        wamid,
+        lease: job.lease,
+      });
+      job.markCompleted?.(completed);
       return;
     } catch (err) {
       if (i >= RECORD_TRIES) {
@@ -210,11 +227,13 @@ const RECORD_GATHER = { gatherMs: 2 } as const;
 interface Accepted {
   messageId: string;
   wamid: string;
+  /** The send's job, completed in the same transaction. */
+  lease: JobLease | undefined;
 }
 
 /** The recorder of each group commit (one per container). */
 const recorderOf = batcherOf((deps: DeliveryDeps) =>
-  new RecordBatcher<Accepted, void>(
+  new RecordBatcher<Accepted, boolean>(
     deps.commits,
     (trx, accepted) => writeAccepted(trx, deps, accepted),
     RECORD_GATHER,
@@ -225,14 +244,18 @@ const recorderOf = batcherOf((deps: DeliveryDeps) =>
  * Records the sends that ended together in one unit of a group commit: each
  * still queued message moves to `sent` with its upstream id (one that a
  * status report got to first keeps its status and gains the id), then their
- * events are written with their deliveries in one statement each (HeldEvents).
+ * events are written with their deliveries in one statement each (HeldEvents),
+ * and their jobs completed in one more: a send job's end costs no transaction
+ * of its own. Per send, whether its job was completed (false without a
+ * lease, or when the lease was lost: its runner settles it as usual).
  */
 async function writeAccepted(
   trx: Executor,
   deps: DeliveryDeps,
   accepted: Accepted[],
-): Promise<void[]> {
-  const now = toDbTime(deps.clock.now());
+): Promise<boolean[]> {
+  const at = deps.clock.now();
+  const now = toDbTime(at);
   const held = new HeldEvents();
   for (const { messageId, wamid } of accepted) {
     const current = await findMessageById(trx, messageId);
@@ -248,5 +271,7 @@ async function writeAccepted(
     }
   }
   await held.flush(trx);
-  return accepted.map(() => undefined);
+  const leases = accepted.flatMap((a) => a.lease ? [a.lease] : []);
+  const done = await completeMany(trx, leases, at);
+  return accepted.map((a) => a.lease !== undefined && done.has(a.lease.id));
 }
