@@ -15,7 +15,9 @@
  * (the checkpointer's thread is `worker-1`). CPU, not wall time, is the
  * figure that holds on a shared machine: alternate two checkouts and
  * compare the lowest round of each. The webhook gate admits a few unverified
- * posts per address at once, so keep --concurrency small.
+ * posts per address at once, so keep --concurrency small. The wall time is
+ * not a throughput: with the writer otherwise idle, each group of callbacks
+ * waits out the status gathering window (STATUS_GATHER, 10 ms) first.
  */
 import { sql } from "kysely";
 import { benchHarness, cpuMs, post } from "./_bench_cpu.ts";

@@ -50,7 +50,11 @@ export interface StatusWebhookDeps {
  * 80 messages a second in `deno task dev`, 2 ms gathered about 1.3
  * callbacks a transaction, and a transaction's begin, first read and commit
  * cost more than the callback's writes; 10 ms halved the commits (1,148 ->
- * 617 in 10 s, statements 25,250 -> 20,804).
+ * 617 in 10 s, statements 25,250 -> 20,804; 5 ms cost 5-7 % more CPU per
+ * message than 10). The price is paid by a sender that waits for each 200
+ * before its next post on few connections: each post then waits out the
+ * window (scripts/bench_callback_cpu.ts, 4 at a time: 1.5 -> 3.6 ms a
+ * callback), where Meta posts its callbacks as they happen.
  */
 const STATUS_GATHER = { gatherMs: 10 } as const;
 
