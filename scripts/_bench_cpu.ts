@@ -1,7 +1,9 @@
-// What the in-process CPU benchmarks (bench_batch_cpu.ts, bench_send_cpu.ts) share.
+// What the in-process CPU benchmarks share (bench_batch_cpu.ts,
+// bench_send_cpu.ts, bench_callback_cpu.ts, bench_send_job_cpu.ts).
 import { createHarness, type Harness } from "../tests/_harness.ts";
 import { createTemplate } from "../src/domain/templates/template_service.ts";
 import { systemClock } from "../src/clock.ts";
+import { templateSendTo } from "./_bench.ts";
 
 /** The real app on a SQLite file with a seeded tenant and the approved template `order_update`. */
 export async function benchHarness(
@@ -54,4 +56,22 @@ export async function post(
     }),
   );
   return { status: res.status, text: await res.text() };
+}
+
+/** Accepts `n` template sends (templateSendTo) through POST /messages; their ids. */
+export async function acceptedSends(h: Harness, n: number): Promise<string[]> {
+  const ids: string[] = [];
+  for (let i = 0; i < n; i++) {
+    const { status, text } = await post(
+      h,
+      "/messages",
+      JSON.stringify({
+        phoneNumberId: h.tenant.channel.id,
+        ...templateSendTo(i),
+      }),
+    );
+    if (status !== 201) throw new Error(`Send failed: ${status} ${text}`);
+    ids.push(JSON.parse(text).data.id);
+  }
+  return ids;
 }

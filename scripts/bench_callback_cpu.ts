@@ -20,8 +20,8 @@
  * waits out the status gathering window (STATUS_GATHER, 10 ms) first.
  */
 import { sql } from "kysely";
-import { benchHarness, cpuMs, post } from "./_bench_cpu.ts";
-import { freshNumber, numberFlags, templateSendTo } from "./_bench.ts";
+import { acceptedSends, benchHarness, cpuMs } from "./_bench_cpu.ts";
+import { freshNumber, numberFlags } from "./_bench.ts";
 import { webhookEnvelope } from "../src/simulator/callbacks.ts";
 import { signMetaBody } from "../src/upstream/meta_signature.ts";
 import { createSimulatorState, digitsOf } from "../src/simulator/state.ts";
@@ -36,19 +36,7 @@ await using h = await benchHarness({
 });
 const db = h.container.db;
 
-const ids: string[] = [];
-for (let i = 0; i < flags.messages; i++) {
-  const { status, text } = await post(
-    h,
-    "/messages",
-    JSON.stringify({
-      phoneNumberId: h.tenant.channel.id,
-      ...templateSendTo(i),
-    }),
-  );
-  if (status !== 201) throw new Error(`Send failed: ${status} ${text}`);
-  ids.push(JSON.parse(text).data.id);
-}
+const ids = await acceptedSends(h, flags.messages);
 const { rows: [channel] } = await sql<{ id: string }>`
   select upstream_phone_number_id as id from channels
   where id = ${h.tenant.channel.id}`.execute(db);

@@ -13,10 +13,15 @@ export async function queuedTemplate(h: Harness): Promise<string> {
     status: "approved",
     components: [{ type: "BODY", text: "Notice" }],
   });
+  return await queuedNotice(h, "+5491144445555");
+}
+
+/** Accepts one more message of "notice" (made by queuedTemplate) to `to`; returns its id. */
+export async function queuedNotice(h: Harness, to: string): Promise<string> {
   const accepted = await h.container.db.transaction().execute((trx) =>
     acceptMessage(trx, h.container, h.tenant.account.id, {
       phoneNumberId: h.tenant.channel.id,
-      to: "+5491144445555",
+      to,
       type: "template",
       template: { name: "notice", language: { code: "en" } },
     })

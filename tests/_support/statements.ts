@@ -10,6 +10,7 @@ import type {
 } from "kysely";
 import type { Db } from "../../src/db/schema.ts";
 import assert from "node:assert/strict";
+import { StatementSync } from "node:sqlite";
 import { GroupCommit } from "../../src/db/group_commit.ts";
 import { turns } from "./group_commit.ts";
 
@@ -48,4 +49,33 @@ export async function statementsOfGathered(
   await Promise.all(pending);
   assert.deepEqual(commits.stats, { groups: 1, units: 1, largest: 1 });
   return counter.count;
+}
+
+type Method = "all" | "run" | "get" | "iterate";
+const METHODS: Method[] = ["all", "run", "get", "iterate"];
+
+/**
+ * Runs `fn`, returning the SQL text of every statement embedded SQLite
+ * executed meanwhile: counted where SQLite runs them (node:sqlite's
+ * StatementSync), not where they are built.
+ */
+export async function sqliteStatementsOf(
+  fn: () => Promise<void>,
+): Promise<string[]> {
+  const seen: string[] = [];
+  // deno-lint-ignore no-explicit-any
+  const proto = StatementSync.prototype as any;
+  const originals = METHODS.map((m) => proto[m]);
+  METHODS.forEach((m, i) => {
+    proto[m] = function (this: StatementSync, ...args: unknown[]) {
+      seen.push(this.sourceSQL);
+      return originals[i].apply(this, args);
+    };
+  });
+  try {
+    await fn();
+  } finally {
+    METHODS.forEach((m, i) => proto[m] = originals[i]);
+  }
+  return seen;
 }

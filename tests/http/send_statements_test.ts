@@ -1,33 +1,10 @@
 // The statements one POST /messages runs on embedded SQLite, counted where
 // SQLite executes them (node:sqlite's StatementSync), not where they are built.
 import assert from "node:assert/strict";
-import { StatementSync } from "node:sqlite";
 import { createHarness, type Harness } from "../_harness.ts";
 import { seedTemplate, templateTo } from "../messaging/_helpers.ts";
 import { JobInsertHook } from "../../src/db/job_insert_hook.ts";
-
-type Method = "all" | "run" | "get" | "iterate";
-const METHODS: Method[] = ["all", "run", "get", "iterate"];
-
-/** Runs `fn`, returning the SQL text of every statement SQLite executed meanwhile. */
-async function statementsOf(fn: () => Promise<void>): Promise<string[]> {
-  const seen: string[] = [];
-  // deno-lint-ignore no-explicit-any
-  const proto = StatementSync.prototype as any;
-  const originals = METHODS.map((m) => proto[m]);
-  METHODS.forEach((m, i) => {
-    proto[m] = function (this: StatementSync, ...args: unknown[]) {
-      seen.push(this.sourceSQL);
-      return originals[i].apply(this, args);
-    };
-  });
-  try {
-    await fn();
-  } finally {
-    METHODS.forEach((m, i) => proto[m] = originals[i]);
-  }
-  return seen;
-}
+import { sqliteStatementsOf as statementsOf } from "../_support/statements.ts";
 
 async function send(h: Harness, to: string): Promise<void> {
   const res = await h.request("POST", "/api/v2/messages", {

@@ -60,10 +60,14 @@ export async function findChannelById(
   db: Executor,
   id: string,
 ): Promise<Channel | undefined> {
-  const r = await db.selectFrom("channels").selectAll().where("id", "=", id)
-    .executeTakeFirst();
-  return r ? toChannel(r) : undefined;
+  const [row] = (await db.executeQuery(channelById(db, { id }))).rows;
+  return row ? toChannel(row) : undefined;
 }
+
+// Every send job reads its channel and token, in one statement.
+const channelById = prepared<"id", ChannelsTable>((db, p) =>
+  db.selectFrom("channels").selectAll().where("id", "=", p("id"))
+);
 
 // Every Meta status callback names its channel by Meta's id: compiled once.
 const channelByUpstreamId = prepared<"upstreamId", ChannelsTable>((db, p) =>
@@ -91,6 +95,23 @@ export async function findChannelsByPhone(
     .where("account_id", "=", accountId)
     .where("phone_number", "=", phoneNumber).execute();
   return rows.map(toChannel);
+}
+
+/** A channel with its sealed upstream access token, as a send needs them. */
+export interface SendingChannel {
+  channel: Channel;
+  accessTokenSealed: string;
+}
+
+/** A channel and its sealed access token in one read (the send path's). */
+export async function findSendingChannel(
+  db: Executor,
+  id: string,
+): Promise<SendingChannel | undefined> {
+  const [row] = (await db.executeQuery(channelById(db, { id }))).rows;
+  return row
+    ? { channel: toChannel(row), accessTokenSealed: row.access_token_enc }
+    : undefined;
 }
 
 export async function readAccessTokenSealed(

@@ -3,18 +3,20 @@ import type { GroupCommit } from "../../db/group_commit.ts";
 import type { Clock } from "../../clock.ts";
 import type { SecretBox } from "../../crypto.ts";
 import type { Logger } from "../../log.ts";
+import type { LookupCache } from "../../db/lookup_cache.ts";
 import { AppError, RetryLater } from "../../errors.ts";
 import { fromJson } from "../../db/json.ts";
 import { toDbTime } from "../../db/time.ts";
 import { type GraphApi, UpstreamError } from "../../upstream/graph_api.ts";
 import type { SendGovernor, SendLane } from "../../upstream/send_governor.ts";
-import { findChannelById } from "../channels/channel_repo.ts";
-import { channelAccessToken } from "../channels/channel_service.ts";
-import { findContact } from "../contacts/contact_repo.ts";
+import {
+  findSendingChannel,
+  type SendingChannel,
+} from "../channels/channel_repo.ts";
 import { cloudMessageBody } from "./outbound.ts";
 import {
   findMessageById,
-  type MessageRow,
+  findMessageToSend,
   setWamidIfMissing,
 } from "./message_repo.ts";
 import { recordStatusChange } from "./status_service.ts";
@@ -31,6 +33,8 @@ export interface DeliveryDeps {
   secrets: SecretBox;
   graph: GraphApi;
   governor: SendGovernor;
+  /** The container's: each send's channel and sealed token come from it. */
+  lookups?: LookupCache | undefined;
 }
 
 export interface DeliveryOptions {
@@ -124,27 +128,27 @@ async function sendOnce(
   messageId: string,
   attempt: DeliveryOptions,
 ): Promise<string | "nothing"> {
-  const row: MessageRow | undefined = await findMessageById(deps.db, messageId);
+  const row = await findMessageToSend(deps.db, messageId);
   if (
     !row || row.direction !== "outbound" || row.status !== "queued" ||
     row.wa_message_id
   ) {
     return "nothing"; // already sent, failed or advanced by a status report
   }
-  const channel = row.channel_id
-    ? await findChannelById(deps.db, row.channel_id)
+  const sending = row.channel_id
+    ? await sendingChannel(deps, row.channel_id)
     : undefined;
-  if (!channel || channel.status !== "connected") {
+  if (sending?.channel.status !== "connected") {
     await markFailed(deps, row.id, {
       code: "CHANNEL_NOT_CONNECTED",
       message: `Channel "${row.channel_id}" is ${
-        channel ? channel.status : "gone"
+        sending ? sending.channel.status : "gone"
       }`,
     });
     return "nothing";
   }
-  const contact = await findContact(deps.db, row.account_id, row.contact_id);
-  if (!contact) {
+  const { channel } = sending;
+  if (row.recipient_id === null) {
     throw new Error(`Cannot send message "${row.id}": its contact is gone`);
   }
   await deps.governor.acquire(channel.id, {
@@ -152,10 +156,18 @@ async function sendOnce(
     ratePerSecond: channel.sendRate,
     ...(attempt.signal ? { signal: attempt.signal } : {}),
   });
-  const accessToken = await channelAccessToken(deps, channel.id);
+  // The wait can be long: the token is the channel's as it is now.
+  const current = await sendingChannel(deps, channel.id);
+  if (!current) {
+    throw new AppError("NOT_FOUND", `Cannot find channel "${channel.id}"`);
+  }
+  const accessToken = await deps.secrets.openCached(current.accessTokenSealed);
   const body = cloudMessageBody(
     { id: row.id, type: row.type, content: fromJson(row.content, {}) },
-    { phoneNumber: contact.phoneNumber, userId: contact.userId },
+    {
+      phoneNumber: row.recipient_phone_number,
+      userId: row.recipient_user_id,
+    },
   );
   try {
     const sent = await deps.graph.sendMessage(
@@ -175,6 +187,22 @@ async function sendOnce(
     }
     throw err;
   }
+}
+
+/**
+ * The channel a send goes through, with its sealed token: from the lookup
+ * cache when there is one, refreshed first (a disconnected channel or a new
+ * token is seen by the next send, as the HTTP path sees it: lookup_cache.ts),
+ * else read. Every send job of a number reads the same row.
+ */
+async function sendingChannel(
+  deps: Pick<DeliveryDeps, "db" | "lookups">,
+  id: string,
+): Promise<SendingChannel | undefined> {
+  const load = () => findSendingChannel(deps.db, id);
+  if (!deps.lookups) return await load();
+  await deps.lookups.refresh();
+  return await deps.lookups.get(`sending-channel:${id}`, load);
 }
 
 /**

@@ -40,6 +40,30 @@ export async function insertMessages(
 const messageById = prepared<"id", MessageRow>((db, p) =>
   db.selectFrom("messages").selectAll().where("id", "=", p("id"))
 );
+/** A message with what its send needs of its contact (null: the contact is gone). */
+export type MessageToSend = MessageRow & {
+  recipient_id: string | null;
+  recipient_phone_number: string | null;
+  recipient_user_id: string | null;
+};
+
+// Every send job reads its message with its recipient, in one statement.
+const messageToSend = prepared<"id", MessageToSend>((db, p) =>
+  db.selectFrom("messages as m")
+    .leftJoin(
+      "contacts as c",
+      (join) =>
+        join.onRef("c.id", "=", "m.contact_id")
+          .onRef("c.account_id", "=", "m.account_id"),
+    )
+    .selectAll("m")
+    .select([
+      "c.id as recipient_id",
+      "c.phone_number as recipient_phone_number",
+      "c.user_id as recipient_user_id",
+    ])
+    .where("m.id", "=", p("id"))
+);
 const messageByWamid = prepared<"wamid", MessageRow>((db, p) =>
   db.selectFrom("messages").selectAll().where("wa_message_id", "=", p("wamid"))
 );
@@ -49,6 +73,14 @@ export async function findMessageById(
   id: string,
 ): Promise<MessageRow | undefined> {
   return (await db.executeQuery(messageById(db, { id }))).rows[0];
+}
+
+/** A message with its contact's phone number and user id (a send's one read of them). */
+export async function findMessageToSend(
+  db: Executor,
+  id: string,
+): Promise<MessageToSend | undefined> {
+  return (await db.executeQuery(messageToSend(db, { id }))).rows[0];
 }
 
 /** A message of the account; another account's id is not found. */
