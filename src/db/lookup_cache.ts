@@ -100,6 +100,15 @@ export class LookupCache {
     );
   }
 
+  /**
+   * Every refresh reads the epoch (`ttlMs` 0): after a refresh the cache
+   * holds no change made before it, by any process. With a TTL it may, for
+   * up to `ttlMs`, hold what another process changed.
+   */
+  get exact(): boolean {
+    return this.#ttlMs === 0;
+  }
+
   #moveTo(epoch: number, now: number): void {
     if (epoch !== this.#epoch) {
       this.clear();

@@ -1,14 +1,19 @@
 // What a send job reads before it calls the upstream: its message with its
-// recipient in one statement, its channel and token from the lookup cache,
-// and a change to the channel seen by the very next send.
+// recipient in one statement, its channel and token from the lookup cache
+// where that cache is exact, and a change to the channel, whoever makes it
+// and even while the send waits for its turn, seen by that send.
 import assert from "node:assert/strict";
-import { DatabaseSync } from "node:sqlite";
+import { sql } from "kysely";
 import { createHarness, engineTest, type Harness } from "../_harness.ts";
 import { queuedNotice, queuedTemplate } from "../_support/queued_message.ts";
 import { sqliteStatementsOf } from "../_support/statements.ts";
 import { deliverMessage } from "../../src/domain/messages/delivery_service.ts";
 import { updateChannel } from "../../src/domain/channels/channel_service.ts";
+import { createContact } from "../../src/domain/contacts/contact_service.ts";
+import { createContainer } from "../../src/container.ts";
+import { createLogger } from "../../src/log.ts";
 import type { GraphApi } from "../../src/upstream/graph_api.ts";
+import { SendGovernor } from "../../src/upstream/send_governor.ts";
 
 interface Call {
   phoneNumberId: string;
@@ -35,20 +40,46 @@ function recordingUpstream(): { graph: GraphApi; calls: Call[] } {
   return { graph, calls };
 }
 
+/** A governor that runs `meanwhile` while it holds each send back. */
+class HoldingGovernor extends SendGovernor {
+  constructor(private meanwhile: () => Promise<unknown>) {
+    super({ defaultRatePerSecond: 1_000 });
+  }
+  override async acquire(): Promise<void> {
+    await this.meanwhile();
+  }
+}
+
 async function messageOf(h: Harness, id: string) {
   return await h.container.db.selectFrom("messages")
     .select(["status", "error_code"]).where("id", "=", id)
     .executeTakeFirstOrThrow();
 }
 
+/** The message went nowhere (two sends before it) and failed CHANNEL_NOT_CONNECTED. */
+async function assertNotSent(h: Harness, calls: Call[], id: string) {
+  assert.equal(calls.length, 2, "nothing sent through a disconnected channel");
+  const failed = await messageOf(h, id);
+  assert.equal(failed.status, "failed");
+  assert.equal(failed.error_code, "CHANNEL_NOT_CONNECTED");
+}
+
+/** Three queued messages of the tenant's channel to different numbers. */
+async function threeQueued(h: Harness): Promise<string[]> {
+  const ids = [await queuedTemplate(h)];
+  for (const to of ["+5491144446666", "+5491144447777"]) {
+    ids.push(await queuedNotice(h, to));
+  }
+  return ids;
+}
+
 Deno.test("a send job reads its message with its recipient in one statement, and its channel and token from the lookup cache", async () => {
   await using h = await createHarness();
   const { graph, calls } = recordingUpstream();
-  const first = await queuedTemplate(h);
-  const second = await queuedNotice(h, "+5491144446666");
-  await deliverMessage({ ...h.container, graph }, first); // fills the cache
+  const [first, second] = await threeQueued(h);
+  await deliverMessage({ ...h.container, graph }, first!); // fills the cache
   const sql = await sqliteStatementsOf(() =>
-    deliverMessage({ ...h.container, graph }, second)
+    deliverMessage({ ...h.container, graph }, second!)
   );
   // Everything before the record's transaction is the send's own reading.
   const recordAt = sql.findIndex((s) => /^(begin|savepoint)/i.test(s));
@@ -64,56 +95,78 @@ Deno.test("a send job reads its message with its recipient in one statement, and
   assert.equal(calls.length, 2);
   assert.equal(calls[1]!.to, "5491144446666");
   assert.equal(calls[1]!.accessToken, calls[0]!.accessToken);
-  assert.equal((await messageOf(h, second)).status, "sent");
+  assert.equal((await messageOf(h, second!)).status, "sent");
 });
 
 engineTest(
-  "a channel changed after a send is what the next send of it uses: its new token, then its disconnection",
+  "a channel given a new token, then disconnected, by another process (the admin CLI) is what the next send uses",
   async (h) => {
     const { graph, calls } = recordingUpstream();
-    const ids = [await queuedTemplate(h)];
-    for (const to of ["+5491144446666", "+5491144447777"]) {
-      ids.push(await queuedNotice(h, to));
-    }
+    const ids = await threeQueued(h);
     const deps = { ...h.container, graph };
     await deliverMessage(deps, ids[0]!);
     assert.equal(calls[0]!.accessToken, `token-${h.tenant.account.slug}`);
 
-    await updateChannel(h.container, h.tenant.channel.id, {
-      accessToken: "rotated-token",
+    // Its own container, as `main.ts channels update` opens: this process's
+    // cache hears of the change only through the database.
+    await using other = createContainer(h.container.config, {
+      log: createLogger("silent"),
+    });
+    await updateChannel(other, h.tenant.channel.id, {
+      accessToken: "rotated-elsewhere",
     });
     await deliverMessage(deps, ids[1]!);
-    assert.equal(calls[1]!.accessToken, "rotated-token");
+    assert.equal(calls[1]!.accessToken, "rotated-elsewhere");
 
-    await updateChannel(h.container, h.tenant.channel.id, {
+    await updateChannel(other, h.tenant.channel.id, {
       status: "disconnected",
     });
     await deliverMessage(deps, ids[2]!);
-    assert.equal(
-      calls.length,
-      2,
-      "nothing sent through a disconnected channel",
-    );
-    const failed = await messageOf(h, ids[2]!);
-    assert.equal(failed.status, "failed");
-    assert.equal(failed.error_code, "CHANNEL_NOT_CONNECTED");
+    await assertNotSent(h, calls, ids[2]!);
   },
 );
 
-Deno.test("a token changed by another process, straight in the database file, is used by the next send", async () => {
-  await using h = await createHarness();
-  const { graph, calls } = recordingUpstream();
-  const first = await queuedTemplate(h);
-  const second = await queuedNotice(h, "+5491144446666");
-  await deliverMessage({ ...h.container, graph }, first);
-  const sealed = await h.container.secrets.seal("token-from-elsewhere");
-  const other = new DatabaseSync(`${h.dir}/app.db`);
-  try {
-    other.prepare("update channels set access_token_enc = ? where id = ?")
-      .run(sealed, h.tenant.channel.id);
-  } finally {
-    other.close();
-  }
-  await deliverMessage({ ...h.container, graph }, second);
-  assert.equal(calls[1]!.accessToken, "token-from-elsewhere");
-});
+engineTest(
+  "a send held by the governor uses the token its channel has once let go, and is not sent if the channel was disconnected meanwhile",
+  async (h) => {
+    const { graph, calls } = recordingUpstream();
+    const ids = await threeQueued(h);
+    const deps = { ...h.container, graph };
+    await deliverMessage(deps, ids[0]!); // fills the cache
+
+    let change: Parameters<typeof updateChannel>[2] = {
+      accessToken: "rotated-while-waiting",
+    };
+    const governor = new HoldingGovernor(() =>
+      updateChannel(h.container, h.tenant.channel.id, change)
+    );
+    await deliverMessage({ ...deps, governor }, ids[1]!);
+    assert.equal(calls[1]!.accessToken, "rotated-while-waiting");
+
+    change = { status: "disconnected" };
+    await deliverMessage({ ...deps, governor }, ids[2]!);
+    await assertNotSent(h, calls, ids[2]!);
+  },
+);
+
+engineTest(
+  "a send never goes to a contact of another account, whatever its message row says",
+  async (h) => {
+    const { graph, calls } = recordingUpstream();
+    const [id] = await threeQueued(h);
+    const other = await h.makeTenant(
+      `other-${crypto.randomUUID().slice(0, 8)}`,
+    );
+    const stranger = await createContact(h.container, {
+      accountId: other.account.id,
+      phoneNumber: "+5491199998888",
+    });
+    await sql`update messages set contact_id = ${stranger.id}
+      where id = ${id!}`.execute(h.container.db);
+    await assert.rejects(
+      deliverMessage({ ...h.container, graph }, id!),
+      /its contact is gone/,
+    );
+    assert.equal(calls.length, 0);
+  },
+);

@@ -135,33 +135,22 @@ async function sendOnce(
   ) {
     return "nothing"; // already sent, failed or advanced by a status report
   }
-  const sending = row.channel_id
-    ? await sendingChannel(deps, row.channel_id)
-    : undefined;
-  if (sending?.channel.status !== "connected") {
-    await markFailed(deps, row.id, {
-      code: "CHANNEL_NOT_CONNECTED",
-      message: `Channel "${row.channel_id}" is ${
-        sending ? sending.channel.status : "gone"
-      }`,
-    });
-    return "nothing";
-  }
-  const { channel } = sending;
+  const first = await connectedChannel(deps, row);
+  if (!first) return "nothing";
   if (row.recipient_id === null) {
     throw new Error(`Cannot send message "${row.id}": its contact is gone`);
   }
-  await deps.governor.acquire(channel.id, {
+  await deps.governor.acquire(first.channel.id, {
     lane: row.lane as SendLane,
-    ratePerSecond: channel.sendRate,
+    ratePerSecond: first.channel.sendRate,
     ...(attempt.signal ? { signal: attempt.signal } : {}),
   });
-  // The wait can be long: the token is the channel's as it is now.
-  const current = await sendingChannel(deps, channel.id);
-  if (!current) {
-    throw new AppError("NOT_FOUND", `Cannot find channel "${channel.id}"`);
-  }
-  const accessToken = await deps.secrets.openCached(current.accessTokenSealed);
+  // The wait can be long: the channel as it is now (disconnected, or given a
+  // new token, meanwhile).
+  const sending = await connectedChannel(deps, row);
+  if (!sending) return "nothing";
+  const { channel } = sending;
+  const accessToken = await deps.secrets.openCached(sending.accessTokenSealed);
   const body = cloudMessageBody(
     { id: row.id, type: row.type, content: fromJson(row.content, {}) },
     {
@@ -190,17 +179,40 @@ async function sendOnce(
 }
 
 /**
- * The channel a send goes through, with its sealed token: from the lookup
- * cache when there is one, refreshed first (a disconnected channel or a new
- * token is seen by the next send, as the HTTP path sees it: lookup_cache.ts),
- * else read. Every send job of a number reads the same row.
+ * The message's channel with its sealed token while it is connected; else
+ * the message is marked failed (while still queued) and this is undefined.
+ */
+async function connectedChannel(
+  deps: DeliveryDeps,
+  row: { id: string; channel_id: string | null },
+): Promise<SendingChannel | undefined> {
+  const sending = row.channel_id
+    ? await sendingChannel(deps, row.channel_id)
+    : undefined;
+  if (sending?.channel.status === "connected") return sending;
+  await markFailed(deps, row.id, {
+    code: "CHANNEL_NOT_CONNECTED",
+    message: `Channel "${row.channel_id}" is ${
+      sending ? sending.channel.status : "gone"
+    }`,
+  });
+  return undefined;
+}
+
+/**
+ * The channel a send goes through, with its sealed token. From the lookup
+ * cache only while it is exact (embedded SQLite: it reads its epoch at each
+ * refresh, so a channel disconnected or given a new token by any process is
+ * seen by the next send, as by the next request); with a TTL (libSQL) a
+ * change made by the admin CLI or another instance could be missed for up to
+ * that long, and a send with a revoked token fails for good: read instead.
  */
 async function sendingChannel(
   deps: Pick<DeliveryDeps, "db" | "lookups">,
   id: string,
 ): Promise<SendingChannel | undefined> {
   const load = () => findSendingChannel(deps.db, id);
-  if (!deps.lookups) return await load();
+  if (!deps.lookups?.exact) return await load();
   await deps.lookups.refresh();
   return await deps.lookups.get(`sending-channel:${id}`, load);
 }
