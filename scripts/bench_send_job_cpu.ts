@@ -21,7 +21,7 @@ import { acceptedSends, benchHarness, cpuMs } from "./_bench_cpu.ts";
 import { numberFlags } from "./_bench.ts";
 import { deliverMessage } from "../src/domain/messages/delivery_service.ts";
 import { updateChannel } from "../src/domain/channels/channel_service.ts";
-import type { GraphApi } from "../src/upstream/graph_api.ts";
+import { acceptingUpstream } from "../tests/_support/accepting_upstream.ts";
 
 const flags = numberFlags({ messages: 3000, rounds: 3, concurrency: 8 });
 
@@ -31,18 +31,7 @@ const db = h.container.db;
 const ids = await acceptedSends(h, flags.messages);
 await updateChannel(h.container, h.tenant.channel.id, { sendRate: 1e9 });
 
-let sent = 0;
-const graph: GraphApi = {
-  sendMessage: () =>
-    Promise.resolve({
-      wamid: `wamid.B${++sent}`,
-      waId: null,
-      messageStatus: null,
-    }),
-  markRead: () => Promise.reject(new Error("unused")),
-  getMediaInfo: () => Promise.reject(new Error("unused")),
-  downloadMedia: () => Promise.reject(new Error("unused")),
-};
+const { graph } = acceptingUpstream((n) => `wamid.B${n}`);
 const deps = { ...h.container, graph };
 
 for (let r = 0; r < flags.rounds; r++) {

@@ -7,38 +7,16 @@ import { sql } from "kysely";
 import { createHarness, engineTest, type Harness } from "../_harness.ts";
 import { queuedNotice, queuedTemplate } from "../_support/queued_message.ts";
 import { sqliteStatementsOf } from "../_support/statements.ts";
+import {
+  acceptingUpstream,
+  type SentCall,
+} from "../_support/accepting_upstream.ts";
 import { deliverMessage } from "../../src/domain/messages/delivery_service.ts";
 import { updateChannel } from "../../src/domain/channels/channel_service.ts";
 import { createContact } from "../../src/domain/contacts/contact_service.ts";
 import { createContainer } from "../../src/container.ts";
 import { createLogger } from "../../src/log.ts";
-import type { GraphApi } from "../../src/upstream/graph_api.ts";
 import { SendGovernor } from "../../src/upstream/send_governor.ts";
-
-interface Call {
-  phoneNumberId: string;
-  accessToken: string;
-  to: unknown;
-}
-
-/** An upstream that accepts every send and keeps what it was given. */
-function recordingUpstream(): { graph: GraphApi; calls: Call[] } {
-  const calls: Call[] = [];
-  const graph: GraphApi = {
-    sendMessage: (auth, body) => {
-      calls.push({ ...auth, to: (body as { to?: unknown }).to });
-      return Promise.resolve({
-        wamid: `wamid.R${calls.length}`,
-        waId: null,
-        messageStatus: null,
-      });
-    },
-    markRead: () => Promise.reject(new Error("unused")),
-    getMediaInfo: () => Promise.reject(new Error("unused")),
-    downloadMedia: () => Promise.reject(new Error("unused")),
-  };
-  return { graph, calls };
-}
 
 /** A governor that runs `meanwhile` while it holds each send back. */
 class HoldingGovernor extends SendGovernor {
@@ -57,7 +35,7 @@ async function messageOf(h: Harness, id: string) {
 }
 
 /** The message went nowhere (two sends before it) and failed CHANNEL_NOT_CONNECTED. */
-async function assertNotSent(h: Harness, calls: Call[], id: string) {
+async function assertNotSent(h: Harness, calls: SentCall[], id: string) {
   assert.equal(calls.length, 2, "nothing sent through a disconnected channel");
   const failed = await messageOf(h, id);
   assert.equal(failed.status, "failed");
@@ -75,7 +53,7 @@ async function threeQueued(h: Harness): Promise<string[]> {
 
 Deno.test("a send job reads its message with its recipient in one statement, and its channel and token from the lookup cache", async () => {
   await using h = await createHarness();
-  const { graph, calls } = recordingUpstream();
+  const { graph, calls } = acceptingUpstream();
   const [first, second] = await threeQueued(h);
   await deliverMessage({ ...h.container, graph }, first!); // fills the cache
   const sql = await sqliteStatementsOf(() =>
@@ -101,7 +79,7 @@ Deno.test("a send job reads its message with its recipient in one statement, and
 engineTest(
   "a channel given a new token, then disconnected, by another process (the admin CLI) is what the next send uses",
   async (h) => {
-    const { graph, calls } = recordingUpstream();
+    const { graph, calls } = acceptingUpstream();
     const ids = await threeQueued(h);
     const deps = { ...h.container, graph };
     await deliverMessage(deps, ids[0]!);
@@ -129,7 +107,7 @@ engineTest(
 engineTest(
   "a send held by the governor uses the token its channel has once let go, and is not sent if the channel was disconnected meanwhile",
   async (h) => {
-    const { graph, calls } = recordingUpstream();
+    const { graph, calls } = acceptingUpstream();
     const ids = await threeQueued(h);
     const deps = { ...h.container, graph };
     await deliverMessage(deps, ids[0]!); // fills the cache
@@ -152,7 +130,7 @@ engineTest(
 engineTest(
   "a send never goes to a contact of another account, whatever its message row says",
   async (h) => {
-    const { graph, calls } = recordingUpstream();
+    const { graph, calls } = acceptingUpstream();
     const [id] = await threeQueued(h);
     const other = await h.makeTenant(
       `other-${crypto.randomUUID().slice(0, 8)}`,

@@ -4,19 +4,9 @@ import assert from "node:assert/strict";
 import { engineTest, type Harness } from "../_harness.ts";
 import { queuedTemplate } from "../_support/queued_message.ts";
 import { deliverMessage } from "../../src/domain/messages/delivery_service.ts";
-import type { GraphApi } from "../../src/upstream/graph_api.ts";
+import { acceptingUpstream } from "../_support/accepting_upstream.ts";
 import { claim } from "../../src/jobs/queue.ts";
 import type { JobRow } from "../../src/jobs/types.ts";
-
-function upstreamAnswering(wamid: string): GraphApi {
-  return {
-    sendMessage: () =>
-      Promise.resolve({ wamid, waId: null, messageStatus: null }),
-    markRead: () => Promise.reject(new Error("unused")),
-    getMediaInfo: () => Promise.reject(new Error("unused")),
-    downloadMedia: () => Promise.reject(new Error("unused")),
-  };
-}
 
 /** A queued message and its send job, claimed as a worker would. */
 async function claimedSend(h: Harness): Promise<{ id: string; job: JobRow }> {
@@ -48,7 +38,7 @@ engineTest(
     const { id, job } = await claimedSend(h);
     const told: boolean[] = [];
     await deliverMessage(
-      { ...h.container, graph: upstreamAnswering("wamid.C1") },
+      { ...h.container, graph: acceptingUpstream(() => "wamid.C1").graph },
       id,
       { lease: job, markCompleted: (done) => told.push(done) },
     );
@@ -68,7 +58,7 @@ engineTest(
     const { id, job } = await claimedSend(h);
     const told: boolean[] = [];
     await deliverMessage(
-      { ...h.container, graph: upstreamAnswering("wamid.C2") },
+      { ...h.container, graph: acceptingUpstream(() => "wamid.C2").graph },
       id,
       {
         lease: { ...job, leaseToken: "not-this-one" },

@@ -5,7 +5,7 @@ import { engineTest, type Harness } from "../_harness.ts";
 import { queuedTemplate } from "../_support/queued_message.ts";
 import { deliverMessage } from "../../src/domain/messages/delivery_service.ts";
 import { acceptMetaWebhook } from "../../src/domain/inbound/inbound_service.ts";
-import type { GraphApi } from "../../src/upstream/graph_api.ts";
+import { acceptingUpstream } from "../_support/accepting_upstream.ts";
 import { metaChange } from "../messaging/_helpers.ts";
 import { holdWriter } from "../_support/group_commit.ts";
 import { statementsOfGathered } from "../_support/statements.ts";
@@ -31,13 +31,7 @@ async function send(
   wamid: string,
   commits = h.container.commits,
 ): Promise<void> {
-  const graph: GraphApi = {
-    sendMessage: () =>
-      Promise.resolve({ wamid, waId: null, messageStatus: null }),
-    markRead: () => Promise.reject(new Error("unused")),
-    getMediaInfo: () => Promise.reject(new Error("unused")),
-    downloadMedia: () => Promise.reject(new Error("unused")),
-  };
+  const { graph } = acceptingUpstream(() => wamid);
   await deliverMessage({ ...h.container, graph, commits }, id);
 }
 
