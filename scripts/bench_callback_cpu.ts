@@ -2,7 +2,7 @@
 /**
  * CPU per Meta status callback (POST /meta/webhook), in one process:
  * `deno run -A scripts/bench_callback_cpu.ts [--messages 3000] [--rounds 2]
- *   [--concurrency 4]`.
+ *   [--concurrency 4] [--statements 0]`.
  *
  * The real app (tests/_harness.ts: a SQLite file, a seeded tenant) with
  * `--messages` template sends accepted through POST /messages and marked
@@ -17,16 +17,33 @@
  * compare the lowest round of each. The webhook gate admits a few unverified
  * posts per address at once, so keep --concurrency small. The wall time is
  * not a throughput: with the writer otherwise idle, each group of callbacks
- * waits out the status gathering window (STATUS_GATHER, 10 ms) first.
+ * waits out the status gathering window (STATUS_GATHER, 10 ms) first. With
+ * --statements 1, the statements by text (count and time inside each, per
+ * callback) of each status.
+ *
+ * The CPU per callback depends on how often the process sleeps: on the
+ * 2-core VMs of 2026-11-28, one callback at a time (--concurrency 1) cost
+ * 2.4-2.9 ms, its unit's statements and code (writeCallbacks) 0.83-0.86 ms,
+ * where the same callbacks back to back (no gathering window, so no sleep
+ * between them) cost 0.9-1.2 ms and 0.37-0.42 ms: code woken after 10 ms
+ * idle ran about 2.2 times slower (cold caches). Compare runs at the same
+ * --concurrency only.
  */
 import { sql } from "kysely";
 import { acceptedSends, benchHarness, cpuMs } from "./_bench_cpu.ts";
+import { printStatements, StatementTimer } from "./_bench_statements.ts";
 import { freshNumber, numberFlags } from "./_bench.ts";
 import { webhookEnvelope } from "../src/simulator/callbacks.ts";
 import { signMetaBody } from "../src/upstream/meta_signature.ts";
 import { createSimulatorState, digitsOf } from "../src/simulator/state.ts";
 
-const flags = numberFlags({ messages: 3000, rounds: 2, concurrency: 4 });
+const flags = numberFlags({
+  messages: 3000,
+  rounds: 2,
+  concurrency: 4,
+  statements: 0,
+});
+const statements = new StatementTimer(flags.statements !== 0);
 const APP_SECRET = "bench-app-secret";
 const ENCODER = new TextEncoder();
 
@@ -104,6 +121,7 @@ for (let r = 0; r < flags.rounds; r++) {
     // Bodies and signatures are the client's work: made before the clock starts.
     const bodies = ids.map((_, i) => signed(payload(i, status)));
     let next = 0;
+    statements.take();
     const cpu0 = cpuMs();
     const wall0 = performance.now();
     await Promise.all(
@@ -121,6 +139,9 @@ for (let r = 0; r < flags.rounds; r++) {
         ((performance.now() - wall0) * 1000 / bodies.length).toFixed(0)
       } us per callback`,
     );
+    if (flags.statements) {
+      printStatements(status, statements.take(), bodies.length, "callback");
+    }
   }
   const threads = [...threadCpu()].map(([name, ms]) =>
     [

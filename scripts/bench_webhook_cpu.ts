@@ -21,13 +21,14 @@
  * holds on a shared machine: alternate two checkouts and compare the lowest
  * round of each run.
  */
-import { StatementSync } from "node:sqlite";
 import { sql } from "kysely";
 import { createHarness } from "../tests/_harness.ts";
 import { systemClock } from "../src/clock.ts";
 import { recordEvents } from "../src/domain/events/event_service.ts";
 import { startBackground } from "../src/lifecycle.ts";
 import { numberFlags } from "./_bench.ts";
+import { cpuMs } from "./_bench_cpu.ts";
+import { printStatements, StatementTimer } from "./_bench_statements.ts";
 
 const flags = numberFlags({
   messages: 200,
@@ -74,37 +75,7 @@ function sleeps(): number {
   return Number(/voluntary_ctxt_switches:\s+(\d+)/.exec(status)![1]);
 }
 
-/** This process's user + system CPU in ms (all threads). */
-function cpuMs(): number {
-  const fields = Deno.readTextFileSync("/proc/self/stat").split(") ")[1]!
-    .split(" ");
-  return (Number(fields[11]) + Number(fields[12])) * 10;
-}
-
-/** Statements by text: how many, and the time spent in them (synchronous in node:sqlite). */
-const seen = new Map<string, { n: number; ms: number; max: number }>();
-let counting = 0;
-// deno-lint-ignore no-explicit-any
-const proto = StatementSync.prototype as any;
-for (const m of ["all", "run", "get", "iterate"]) {
-  const original = proto[m];
-  proto[m] = function (this: StatementSync, ...args: unknown[]) {
-    counting++;
-    if (!flags.statements) return original.apply(this, args);
-    const key = this.sourceSQL.replace(/\s+/g, " ").slice(0, 70);
-    const started = performance.now();
-    try {
-      return original.apply(this, args);
-    } finally {
-      const entry = seen.get(key) ?? { n: 0, ms: 0, max: 0 };
-      const ms = performance.now() - started;
-      entry.n++;
-      entry.ms += ms;
-      entry.max = Math.max(entry.max, ms);
-      seen.set(key, entry);
-    }
-  };
-}
+const statements = new StatementTimer(flags.statements !== 0);
 
 const accountId = h.tenant.account.id;
 let serial = 0;
@@ -170,19 +141,6 @@ function report(
   );
 }
 
-/** Statements by text, sorted by time spent in them. */
-function printStatements(label: string, map: typeof seen, deliveries: number) {
-  console.log(`  ${label} statements:`);
-  const rows = [...map].sort((a, b) => b[1].ms - a[1].ms);
-  for (const [text, { n, ms, max }] of rows) {
-    console.log(
-      `    ${(n / deliveries).toFixed(3)} x, ${
-        (ms * 1000 / deliveries).toFixed(1).padStart(5)
-      } us (longest ${max.toFixed(1)} ms)  ${text}`,
-    );
-  }
-}
-
 /** Waits until no delivery is pending. */
 async function drained(): Promise<void> {
   while (await pendingDeliveries() > 0) {
@@ -197,7 +155,7 @@ async function drained(): Promise<void> {
 async function pacedRound(r: number, deliveries: number): Promise<void> {
   const parts = startBackground(h.container);
   const cpu0 = cpuMs();
-  const st0 = counting;
+  const st0 = statements.count;
   const slept0 = sleeps();
   const wall0 = performance.now();
   const units: Promise<unknown>[] = [];
@@ -211,7 +169,7 @@ async function pacedRound(r: number, deliveries: number): Promise<void> {
   await Promise.all(units);
   await drained();
   const cpu = cpuMs() - cpu0;
-  const st = counting - st0;
+  const st = statements.count - st0;
   const slept = sleeps() - slept0;
   for (const p of parts) await p.stop();
   console.log(
@@ -222,18 +180,20 @@ async function pacedRound(r: number, deliveries: number): Promise<void> {
     } ms`,
   );
   report("fan-out and delivery", cpu, st, slept, deliveries);
-  if (flags.statements) printStatements("all", seen, deliveries);
+  if (flags.statements) {
+    printStatements("all", statements.take(), deliveries, "delivered webhook");
+  }
 }
 
 for (let r = 0; r < flags.rounds; r++) {
   const deliveries = flags.messages * 5 * 2;
-  seen.clear();
+  statements.take();
   if (flags.rate > 0) {
     await pacedRound(r, deliveries);
     continue;
   }
   let cpu0 = cpuMs();
-  let st0 = counting;
+  let st0 = statements.count;
   let slept0 = sleeps();
   // 50 messages' units at a time, gathered by the group commit.
   for (let i = 0; i < flags.messages; i += 50) {
@@ -243,19 +203,18 @@ for (let r = 0; r < flags.rounds; r++) {
     );
   }
   const fanCpu = cpuMs() - cpu0;
-  const fanSt = counting - st0;
+  const fanSt = statements.count - st0;
   const fanSlept = sleeps() - slept0;
-  const fanSeen = new Map(seen);
-  seen.clear();
+  const fanSeen = statements.take();
   cpu0 = cpuMs();
-  st0 = counting;
+  st0 = statements.count;
   slept0 = sleeps();
   const wall0 = performance.now();
   const parts = startBackground(h.container);
   await drained();
   for (const p of parts) await p.stop();
   const cpu = cpuMs() - cpu0;
-  const st = counting - st0;
+  const st = statements.count - st0;
   const slept = sleeps() - slept0;
   console.log(
     `round ${
@@ -267,8 +226,13 @@ for (let r = 0; r < flags.rounds; r++) {
   report("fan-out", fanCpu, fanSt, fanSlept, deliveries);
   report("delivery", cpu, st, slept, deliveries);
   if (flags.statements) {
-    printStatements("fan-out", fanSeen, deliveries);
-    printStatements("delivery", seen, deliveries);
+    printStatements("fan-out", fanSeen, deliveries, "delivered webhook");
+    printStatements(
+      "delivery",
+      statements.take(),
+      deliveries,
+      "delivered webhook",
+    );
   }
 }
 const failed = await h.container.db.selectFrom("webhook_deliveries")
