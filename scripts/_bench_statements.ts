@@ -5,7 +5,7 @@
  * time inside the call is its cost. Installed once per process, before the
  * statements to watch (it wraps StatementSync's methods).
  */
-import { StatementSync } from "node:sqlite";
+import { aroundStatements } from "../tests/_support/statements.ts";
 
 interface Seen {
   n: number;
@@ -16,46 +16,35 @@ interface Seen {
 export class StatementTimer {
   /** Statements run since the timer was installed. */
   count = 0;
-  /** Since the last clear(): by text, how many and the time spent in them. */
-  readonly seen = new Map<string, Seen>();
+  /** Since the last take(): by text, how many and the time spent in them. */
+  #seen = new Map<string, Seen>();
 
   constructor(readonly timed: boolean) {
-    const ran = () => this.count++;
-    const add = (sqlText: string, ms: number) => this.#add(sqlText, ms);
-    // deno-lint-ignore no-explicit-any
-    const proto = StatementSync.prototype as any;
-    for (const m of ["all", "run", "get", "iterate"]) {
-      const original = proto[m];
-      proto[m] = timed
-        ? function (this: StatementSync, ...args: unknown[]) {
-          ran();
-          const started = performance.now();
-          try {
-            return original.apply(this, args);
-          } finally {
-            add(this.sourceSQL, performance.now() - started);
-          }
-        }
-        : function (this: StatementSync, ...args: unknown[]) {
-          ran();
-          return original.apply(this, args);
-        };
-    }
+    aroundStatements((statement, run) => {
+      this.count++;
+      if (!this.timed) return run();
+      const started = performance.now();
+      try {
+        return run();
+      } finally {
+        this.#add(statement.sourceSQL, performance.now() - started);
+      }
+    });
   }
 
   #add(sqlText: string, ms: number): void {
     const key = sqlText.replace(/\s+/g, " ").slice(0, 70);
-    const entry = this.seen.get(key) ?? { n: 0, ms: 0, max: 0 };
+    const entry = this.#seen.get(key) ?? { n: 0, ms: 0, max: 0 };
     entry.n++;
     entry.ms += ms;
     entry.max = Math.max(entry.max, ms);
-    this.seen.set(key, entry);
+    this.#seen.set(key, entry);
   }
 
   /** Takes what was seen since the last take (and forgets it). */
   take(): Map<string, Seen> {
-    const out = new Map(this.seen);
-    this.seen.clear();
+    const out = this.#seen;
+    this.#seen = new Map();
     return out;
   }
 }

@@ -55,6 +55,25 @@ type Method = "all" | "run" | "get" | "iterate";
 const METHODS: Method[] = ["all", "run", "get", "iterate"];
 
 /**
+ * Routes every statement embedded SQLite executes (node:sqlite's
+ * StatementSync methods) through `around`, which must call `run` and
+ * return its result; returns the function that puts the methods back.
+ */
+export function aroundStatements(
+  around: (statement: StatementSync, run: () => unknown) => unknown,
+): () => void {
+  // deno-lint-ignore no-explicit-any
+  const proto = StatementSync.prototype as any;
+  const originals = METHODS.map((m) => proto[m]);
+  METHODS.forEach((m, i) => {
+    proto[m] = function (this: StatementSync, ...args: unknown[]) {
+      return around(this, () => originals[i].apply(this, args));
+    };
+  });
+  return () => METHODS.forEach((m, i) => proto[m] = originals[i]);
+}
+
+/**
  * Runs `fn`, returning the SQL text of every statement embedded SQLite
  * executed meanwhile: counted where SQLite runs them (node:sqlite's
  * StatementSync), not where they are built.
@@ -63,19 +82,14 @@ export async function sqliteStatementsOf(
   fn: () => Promise<void>,
 ): Promise<string[]> {
   const seen: string[] = [];
-  // deno-lint-ignore no-explicit-any
-  const proto = StatementSync.prototype as any;
-  const originals = METHODS.map((m) => proto[m]);
-  METHODS.forEach((m, i) => {
-    proto[m] = function (this: StatementSync, ...args: unknown[]) {
-      seen.push(this.sourceSQL);
-      return originals[i].apply(this, args);
-    };
+  const restore = aroundStatements((statement, run) => {
+    seen.push(statement.sourceSQL);
+    return run();
   });
   try {
     await fn();
   } finally {
-    METHODS.forEach((m, i) => proto[m] = originals[i]);
+    restore();
   }
   return seen;
 }
