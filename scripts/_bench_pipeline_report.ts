@@ -46,6 +46,8 @@ export interface Hooks {
   lags: number[];
   /** message id -> subscriptions its final status event reached. */
   finals: Map<string, number>;
+  /** eventId -> subscriptions it reached: fewer than all is a delivery still owed (or lost). */
+  reached: Map<string, number>;
 }
 
 /** CPU ms (utime + stime) of each process at a moment of the run. */
@@ -88,6 +90,7 @@ export function newHooks(finalStatus: string): Hooks {
     seen: new Set(),
     lags: [],
     finals: new Map(),
+    reached: new Map(),
   };
 }
 
@@ -106,6 +109,7 @@ export function recordDelivery(hooks: Hooks, d: Delivery): void {
   hooks.counts.set(d.webhookId, byEvent);
   byEvent.set(d.event, (byEvent.get(d.event) ?? 0) + 1);
   hooks.lags.push(d.at - idTime(d.eventId).getTime());
+  hooks.reached.set(d.eventId, (hooks.reached.get(d.eventId) ?? 0) + 1);
   if (
     d.event === "message.status_changed" &&
     d.data?.newStatus === hooks.finalStatus
@@ -121,6 +125,18 @@ export function eventsOutstanding(run: Run): number {
   let n = 0;
   const ids = [...run.batchIds, ...run.live.map((l) => l.id)];
   for (const id of ids) if (id && (run.hooks.finals.get(id) ?? 0) < want) n++;
+  return n;
+}
+
+/**
+ * Events that reached some subscription but not every one: each subscription
+ * takes every event kind, so each is a delivery still owed (a parked or
+ * retried attempt) or, once the grace is over, lost.
+ */
+export function eventsPartial(hooks: Hooks): number {
+  const want = hooks.subscriptions.length;
+  let n = 0;
+  for (const reached of hooks.reached.values()) if (reached < want) n++;
   return n;
 }
 
@@ -313,12 +329,18 @@ export function report(
 `);
 }
 
-/** Deliveries per subscription and event type, duplicates, and event -> receipt lag. */
-export function reportHooks(run: Run): number {
+/**
+ * Deliveries per subscription and event type, duplicates, events some
+ * subscription still lacks, and event -> receipt lag. Returns the
+ * duplicate deliveries and the events missing somewhere.
+ */
+export function reportHooks(
+  run: Run,
+): { duplicates: number; missing: number } {
   const h = run.hooks;
   if (h.subscriptions.length === 0) {
     console.log("\n  webhooks: none subscribed (--subscriptions 0)");
-    return 0;
+    return { duplicates: 0, missing: 0 };
   }
   const messages = [...run.batchIds, ...run.live.map((l) => l.id)]
     .filter((id) => id !== null).length;
@@ -339,14 +361,16 @@ export function reportHooks(run: Run): number {
     );
   });
   const complete = messages - eventsOutstanding(run);
+  const missing = eventsPartial(h);
   const lag = summary(h.lags);
   console.log(
     `    messages whose "${h.finalStatus}" event reached every subscription: ${complete} of ${messages}
+    events delivered to some subscription but not to every one: ${missing} of ${h.reached.size}
     event (UUIDv7 time of its id, set when its row is written) -> receiver: p50 ${
       ms(lag.p50)
     }  p99 ${ms(lag.p99)}  max ${ms(lag.max)}`,
   );
-  return duplicates;
+  return { duplicates, missing };
 }
 
 function cpuLine(
@@ -394,6 +418,8 @@ export function reportTargets(figures: {
   liveP99: Record<"enqueue" | "drain", number>;
   duplicates: number;
   hookDuplicates: number;
+  /** Events some subscription never received (see eventsPartial). */
+  hookMissing: number;
   cpuMsPerMessage: number;
 }): void {
   const rates = figures.channels.map((c) => c.rate);
@@ -410,6 +436,9 @@ export function reportTargets(figures: {
     ${
     mark(figures.duplicates === 0 && figures.hookDuplicates === 0)
   } 0 duplicates: ${figures.duplicates} sends, ${figures.hookDuplicates} webhook deliveries
+    ${
+    mark(figures.hookMissing === 0)
+  } every event to every subscription: ${figures.hookMissing} missing
     ${
     mark(enqueue <= TARGET.liveP99Ms && drain <= TARGET.liveP99Ms)
   } live accept -> upstream p99 <= ${TARGET.liveP99Ms} ms: enqueue ${

@@ -44,6 +44,7 @@ import {
   type Channel,
   type CpuMark,
   eventsOutstanding,
+  eventsPartial,
   type LiveSend,
   newHooks,
   recordDelivery,
@@ -296,15 +297,24 @@ async function watch(run: Run): Promise<void> {
   }
 }
 
-/** Waits until every message's final status event reached every subscription (or the grace ends). */
+/**
+ * Waits until every message's final status event reached every subscription,
+ * and every event that reached one reached all (or the grace ends).
+ */
 async function settleEvents(run: Run): Promise<void> {
   const until = Date.now() + EVENTS_GRACE_MS;
   let lastProgress = Date.now();
-  while (eventsOutstanding(run) > 0 && Date.now() < until) {
+  const owed = () => eventsOutstanding(run) + eventsPartial(run.hooks);
+  while (owed() > 0 && Date.now() < until) {
     await sleep(100);
     if (Date.now() - lastProgress >= 15_000) {
       lastProgress = Date.now();
-      progress(run, `${eventsOutstanding(run)} messages' events outstanding`);
+      progress(
+        run,
+        `${eventsOutstanding(run)} messages' events outstanding, ${
+          eventsPartial(run.hooks)
+        } events not yet at every subscription`,
+      );
     }
   }
 }
@@ -420,7 +430,7 @@ async function main(): Promise<void> {
     }
     const perChannel = reportChannels(run, stats.throttledByNumber);
     const liveP99 = reportLive(run);
-    const hookDuplicates = reportHooks(run);
+    const delivered = reportHooks(run);
     const cpuMsPerMessage = reportCpu(run, stats.sends);
     const serverCores = threadCores(server.server.proc.child.pid).join(" / ");
     console.log(`    server threads may run on CPU(s): ${serverCores}`);
@@ -428,7 +438,8 @@ async function main(): Promise<void> {
       channels: perChannel,
       liveP99,
       duplicates: stats.duplicates,
-      hookDuplicates,
+      hookDuplicates: delivered.duplicates,
+      hookMissing: delivered.missing,
       cpuMsPerMessage,
     });
     reportServerLog(server);

@@ -5,6 +5,7 @@ import { newId } from "../../src/ids.ts";
 import {
   enqueueSplit,
   eventsOutstanding,
+  eventsPartial,
   newHooks,
   recordDelivery,
   type Run,
@@ -74,6 +75,28 @@ Deno.test("a message is outstanding until its final status reached every subscri
   recordDelivery(run.hooks, status("s1", newId(), "m2", "read"));
   recordDelivery(run.hooks, status("s2", newId(), "m2", "read"));
   assert.equal(eventsOutstanding(run), 0);
+});
+
+Deno.test("an event is owed while it reached some subscriptions but not every one, and a duplicate does not stand in for a missing one", () => {
+  const run = runWith(["m1"], ["s1", "s2"]);
+  const contact = newId();
+  const sent = newId();
+  const contactCreated = (webhookId: string): Delivery => ({
+    at: Date.now(),
+    event: "contact.created",
+    eventId: contact,
+    webhookId,
+    data: { id: "c1" },
+  });
+  assert.equal(eventsPartial(run.hooks), 0);
+  recordDelivery(run.hooks, contactCreated("s1"));
+  recordDelivery(run.hooks, contactCreated("s1"));
+  recordDelivery(run.hooks, status("s2", sent, "m1", "sent"));
+  assert.equal(eventsPartial(run.hooks), 2);
+  recordDelivery(run.hooks, contactCreated("s2"));
+  assert.equal(eventsPartial(run.hooks), 1);
+  recordDelivery(run.hooks, status("s1", sent, "m1", "sent"));
+  assert.equal(eventsPartial(run.hooks), 0);
 });
 
 Deno.test("CPU ticks are utime + stime even when the command name holds spaces and parentheses", () => {
