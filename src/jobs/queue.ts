@@ -190,45 +190,73 @@ export async function claim(db: Db, opts: ClaimOptions): Promise<JobRow[]> {
 const GROUPED = "state in ('available', 'retryable') and group_key is not null";
 
 /**
- * Every group key with available or retryable jobs, ascending: one seek in
- * jobs_group_idx per group (the next key after the last), however long each
- * group's backlog. Due or not is left to each group's own claim.
+ * Every group key with available or retryable jobs, ascending, each with
+ * whether it has a due job in the claim's lanes and kinds; then one row
+ * (key null) for the jobs without a group. One seek in jobs_group_idx per
+ * group finds the next key after the last, however long each group's
+ * backlog, and one more per lane answers "due": a group parked 30 s ahead
+ * or only retrying later is not claimed, and the claim of one that is due
+ * does not ask again. One statement for what was the key list and a probe
+ * per member (a network round trip each on libSQL).
  */
-const GROUP_KEYS_SQL = `with recursive g(k) as (
+function groupsDue(
+  opts: ClaimOptions,
+  now: string,
+): { text: string; params: unknown[] } {
+  const grouped = dueCondition(opts, now);
+  const ungrouped = dueCondition(opts, now, null);
+  return {
+    text: `with recursive g(k) as (
     select (select group_key from jobs where ${GROUPED}
       order by group_key limit 1)
     union all
     select (select group_key from jobs where ${GROUPED} and group_key > g.k
       order by group_key limit 1)
     from g where g.k is not null)
-  select k from g where k is not null`;
+  select k, exists (select 1 from jobs where ${grouped.text}
+      and group_key = g.k and group_key is not null) as due
+    from g where k is not null
+  union all
+  select null, exists (select 1 from jobs where ${ungrouped.text})`,
+    params: [...grouped.params, ...ungrouped.params],
+  };
+}
 
 /**
  * A capped claim, one group at a time, so it never reads the backlog of a
- * full group: the groups with work come from a skip-scan of jobs_group_idx,
- * and each group with room (and the jobs without a group, through
- * jobs_ungrouped_idx) is claimed with its own statement, up to its room,
- * in priority then run_at order. Members are visited around the ring from
- * `groups.after`, so slots fewer than the room go to each group in turn.
+ * full group: the groups with work and which of them are due come from one
+ * read (groupsDue), and each due group with room (and the jobs without a
+ * group, through jobs_ungrouped_idx) is claimed with its own statement, up
+ * to its room, in priority then run_at order. Members are visited around
+ * the ring from `groups.after`, so slots fewer than the room go to each
+ * group in turn.
  */
 async function claimGrouped(
   db: Db,
   opts: ClaimOptions,
   groups: GroupLimits,
 ): Promise<JobRow[]> {
-  const { rows } = await db.executeQuery<{ k: string }>(
-    CompiledQuery.raw(GROUP_KEYS_SQL, []),
-  );
+  const read = groupsDue(opts, toDbTime(opts.now));
+  const { rows } = await db.executeQuery<
+    { k: string | null; due: number | bigint }
+  >(CompiledQuery.raw(read.text, read.params));
+  const due = new Set<RingMember>();
+  const keys: string[] = [];
+  for (const row of rows) {
+    if (row.k !== null) keys.push(row.k);
+    if (Number(row.due) === 1) due.add(row.k);
+  }
   const jobs: JobRow[] = [];
-  const probing = { ...opts, probe: true };
-  for (const member of ringOrder(rows.map((r) => r.k), groups.after)) {
+  const known = { ...opts, probe: false };
+  for (const member of ringOrder(keys, groups.after)) {
     const left = opts.limit - jobs.length;
     if (left <= 0) break;
+    if (!due.has(member)) continue;
     const room = member === null
       ? left
       : Math.min(left, groups.cap - (groups.running.get(member) ?? 0));
     if (room <= 0) continue;
-    jobs.push(...await claimWhere(db, probing, room, member));
+    jobs.push(...await claimWhere(db, known, room, member));
   }
   return jobs;
 }

@@ -53,32 +53,58 @@ Deno.test("a capped claim seeks each group with room and never reads the backlog
     claimed = await claim(pdb, capped(now, 10, { cap: 4, running }))
   );
   assert.deepEqual(claimed.map((j) => j.groupKey), ["c"]);
-  // The group keys, the jobs without a group (none due), then c's read and claim.
-  assert.equal(plans.length, 4, plans.join("\n---\n"));
-  const [keys, ungrouped, ...groupC] = plans;
+  // One read (the group keys, whether each is due, whether jobs without a
+  // group are: none are), then c's claim, which does not ask again.
+  assert.equal(plans.length, 2, plans.join("\n---\n"));
+  const [read, claimC] = plans;
   assert.match(
-    keys!,
+    read!,
     /SEARCH jobs USING INDEX jobs_group_idx \(group_key>\?\)/,
   );
   assert.match(
-    ungrouped!,
+    read!,
+    /SEARCH jobs USING INDEX jobs_group_idx \(group_key=\? AND priority=\? AND run_at<\?\)/,
+  );
+  assert.match(
+    read!,
     /SEARCH jobs USING INDEX jobs_ungrouped_idx \(priority=\? AND run_at<\?\)/,
   );
-  for (const plan of groupC) {
-    assert.match(
-      plan,
-      /USING INDEX jobs_group_idx \(group_key=\? AND priority=\? AND run_at<\?\)/,
-    );
-  }
+  assert.match(
+    claimC!,
+    /USING INDEX jobs_group_idx \(group_key=\? AND priority=\? AND run_at<\?\)/,
+  );
   for (const plan of plans) {
     assert.doesNotMatch(plan, /SCAN jobs|jobs_claim_idx|TEMP B-TREE/, plan);
   }
-  // With every group full, the claim is the key list and one probe, whatever the backlog.
+  // With every group full, the claim is that one read, whatever the backlog.
   running.set("c", 4);
   const idle = await probe.plansOf((pdb) =>
     claim(pdb, capped(now, 10, { cap: 4, running }))
   );
-  assert.equal(idle.length, 2, idle.join("\n---\n"));
+  assert.equal(idle.length, 1, idle.join("\n---\n"));
+});
+
+Deno.test("a capped claim issues no claiming update for a group whose jobs are all due later", async () => {
+  await using h = await createHarness();
+  const db = h.container.db;
+  const now = h.clock.now();
+  const later = new Date(now.getTime() + 30_000);
+  await enqueueManyUnchecked(db, jobs(50, "parked"), later);
+  await enqueueManyUnchecked(db, jobs(3, "due"), now);
+  await using probe = planProbe(`${h.dir}/app.db`);
+  let claimed: { groupKey: string | null }[] = [];
+  const issued = await probe.statementsOf(async (pdb) =>
+    claimed = await claim(pdb, capped(now, 10, { cap: 4, running: new Map() }))
+  );
+  assert.deepEqual(claimed.map((j) => j.groupKey), ["due", "due", "due"]);
+  const updates = issued.filter((s) => /\bupdate jobs\b/.test(s.sql));
+  assert.equal(updates.length, 1, "only the due group is claimed");
+  assert.deepEqual(updates[0]!.parameters.slice(-1), ["due"]);
+  // Nothing due anywhere: the read alone.
+  const idle = await probe.statementsOf((pdb) =>
+    claim(pdb, capped(now, 10, { cap: 4, running: new Map([["due", 4]]) }))
+  );
+  assert.equal(idle.length, 1, idle.map((s) => s.sql).join("\n---\n"));
 });
 
 engineTest(
