@@ -9,6 +9,13 @@ export interface JobContext {
   job: JobRow;
   /** Aborted when the lease is lost or the pool gave the job back at shutdown. */
   signal: AbortSignal;
+  /**
+   * Aborted when the pool starts draining (shutdown), and whenever `signal`
+   * is: work that has not begun an outside effect (a send still waiting for
+   * its number's turn) should give its job back now (RetryLater), rather
+   * than begin it and be cut off in the middle when the drain times out.
+   */
+  stopping: AbortSignal;
   log: Logger;
   /**
    * Completes the job inside the handler's transaction, so its work and the
@@ -77,6 +84,7 @@ export class JobRun implements JobContext {
   handlerDone = false;
   #clock: Clock;
   #controller: AbortController | undefined;
+  #stopping: AbortController | undefined;
 
   constructor(job: JobRow, parent: Logger, clock: Clock, startedAt: number) {
     this.job = job;
@@ -92,6 +100,18 @@ export class JobRun implements JobContext {
   /** Aborts the handler's signal (lease lost, shutdown). */
   abort(reason: Error): void {
     (this.#controller ??= new AbortController()).abort(reason);
+    this.stop();
+  }
+
+  get stopping(): AbortSignal {
+    return (this.#stopping ??= new AbortController()).signal;
+  }
+
+  /** Aborts `stopping`: the pool is draining. */
+  stop(): void {
+    (this.#stopping ??= new AbortController()).abort(
+      new Error("Worker pool is shutting down"),
+    );
   }
 
   // Arrow properties, not methods: a handler may pass them on detached.

@@ -178,6 +178,7 @@ export class WorkerPool {
     this.#stopping = true;
     this.#waiter?.finish();
     await this.#loop;
+    for (const entry of this.#running.values()) entry.stop();
     let timer: ReturnType<typeof setTimeout> | undefined;
     const all = Promise.all([...this.#running.values()].map((r) => r.done));
     const finished = await Promise.race([

@@ -94,6 +94,7 @@ function contextOf(attempt: number, maxAttempts: number, aborted = false) {
       errors: [],
     },
     signal: controller.signal,
+    stopping: new AbortController().signal,
     log: createLogger("silent"),
     completeIn: () => Promise.resolve(false),
     markCompleted: () => {},

@@ -41,6 +41,7 @@ async function runSendJob(
       ...attempts,
     },
     signal: new AbortController().signal,
+    stopping: new AbortController().signal,
     log: createLogger("silent"),
     completeIn: () => Promise.resolve(false),
     markCompleted: () => {},

@@ -41,12 +41,33 @@ export interface DeliveryOptions {
   /** Aborted on shutdown or a lost lease: the send is given up, not failed. */
   signal?: AbortSignal;
   /**
+   * Aborted when shutdown begins, and whenever `signal` is (JobContext's):
+   * a send still waiting for its number's turn gives its job back
+   * (RetryLater) instead of calling upstream, which the shutdown could cut
+   * off after Meta accepted it (sent again after the restart). A call
+   * already made runs to its end and is recorded.
+   */
+  stopping?: AbortSignal;
+  /**
    * The send's job: the record of an accepted send completes it in its own
    * transaction (see writeAccepted), and `markCompleted` tells its runner
    * whether it did, once that transaction committed.
    */
   lease?: JobLease;
   markCompleted?: (done: boolean) => void;
+}
+
+/**
+ * Why a send must not call upstream now: its job was taken from it (the
+ * signal's reason), or shutdown began (RetryLater: it runs after the
+ * restart, no attempt spent); undefined when it may go on.
+ */
+function givenUp(attempt: DeliveryOptions): unknown {
+  if (attempt.signal?.aborted) return attempt.signal.reason;
+  if (attempt.stopping?.aborted) {
+    return new RetryLater(0, "Not sent: the server is shutting down");
+  }
+  return undefined;
 }
 
 /** Never re-run a throttled send sooner than this, whatever Retry-After says. */
@@ -140,11 +161,16 @@ async function sendOnce(
   if (row.recipient_id === null) {
     throw new Error(`Cannot send message "${row.id}": its contact is gone`);
   }
-  await deps.governor.acquire(first.channel.id, {
-    lane: row.lane as SendLane,
-    ratePerSecond: first.channel.sendRate,
-    ...(attempt.signal ? { signal: attempt.signal } : {}),
-  });
+  const wait = attempt.stopping ?? attempt.signal;
+  try {
+    await deps.governor.acquire(first.channel.id, {
+      lane: row.lane as SendLane,
+      ratePerSecond: first.channel.sendRate,
+      ...(wait ? { signal: wait } : {}),
+    });
+  } catch (err) {
+    throw givenUp(attempt) ?? err;
+  }
   // The wait can be long: the channel as it is now (disconnected, or given a
   // new token, meanwhile).
   const sending = await connectedChannel(deps, row);
@@ -158,6 +184,9 @@ async function sendOnce(
       userId: row.recipient_user_id,
     },
   );
+  // Last look before the call, with no wait between it and the call.
+  const stop = givenUp(attempt);
+  if (stop) throw stop;
   try {
     const sent = await deps.graph.sendMessage(
       { phoneNumberId: channel.upstreamPhoneNumberId, accessToken },

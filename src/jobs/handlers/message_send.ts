@@ -15,6 +15,7 @@ export function messageSend(c: Container): JobDefinition<"message.send"> {
     run: ({ messageId }, ctx) =>
       deliverMessage(c, messageId, {
         signal: ctx.signal,
+        stopping: ctx.stopping,
         lease: ctx.job,
         markCompleted: ctx.markCompleted,
       }),
