@@ -97,7 +97,7 @@ export class JobRun implements JobContext {
     return (this.#controller ??= new AbortController()).signal;
   }
 
-  /** Aborts the handler's signal (lease lost, shutdown). */
+  /** Aborts the handler's signal (lease lost, shutdown), and `stopping` with it. */
   abort(reason: Error): void {
     (this.#controller ??= new AbortController()).abort(reason);
     this.stop();
