@@ -15,6 +15,7 @@ import * as m0012 from "./0012_list_indexes_ascending.ts";
 import * as m0013 from "./0013_webhook_deliveries_lean_indexes.ts";
 import * as m0014 from "./0014_backlog_counted_per_insert.ts";
 import * as m0015 from "./0015_drop_conversations_contact_idx.ts";
+import * as m0016 from "./0016_webhook_batch_lane.ts";
 
 export const migrations: Record<string, Migration> = {
   "0001_initial": m0001,
@@ -32,4 +33,5 @@ export const migrations: Record<string, Migration> = {
   "0013_webhook_deliveries_lean_indexes": m0013,
   "0014_backlog_counted_per_insert": m0014,
   "0015_drop_conversations_contact_idx": m0015,
+  "0016_webhook_batch_lane": m0016,
 };

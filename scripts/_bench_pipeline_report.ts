@@ -44,6 +44,8 @@ export interface Hooks {
   seen: Set<string>;
   /** Receipt time minus the event id's UUIDv7 time (taken when the event row is written). */
   lags: number[];
+  /** The lags of message.status_changed deliveries, by the message they are about. */
+  statusLags: { messageId: string; lag: number }[];
   /** message id -> subscriptions its final status event reached. */
   finals: Map<string, number>;
   /** eventId -> subscriptions it reached: fewer than all is a delivery still owed (or lost). */
@@ -89,6 +91,7 @@ export function newHooks(finalStatus: string): Hooks {
     duplicates: new Map(),
     seen: new Set(),
     lags: [],
+    statusLags: [],
     finals: new Map(),
     reached: new Map(),
   };
@@ -108,7 +111,11 @@ export function recordDelivery(hooks: Hooks, d: Delivery): void {
   const byEvent = hooks.counts.get(d.webhookId) ?? new Map<string, number>();
   hooks.counts.set(d.webhookId, byEvent);
   byEvent.set(d.event, (byEvent.get(d.event) ?? 0) + 1);
-  hooks.lags.push(d.at - idTime(d.eventId).getTime());
+  const lag = d.at - idTime(d.eventId).getTime();
+  hooks.lags.push(lag);
+  if (d.event === "message.status_changed" && d.data?.id) {
+    hooks.statusLags.push({ messageId: d.data.id, lag });
+  }
   hooks.reached.set(d.eventId, (hooks.reached.get(d.eventId) ?? 0) + 1);
   if (
     d.event === "message.status_changed" &&
@@ -363,14 +370,35 @@ export function reportHooks(
   const complete = messages - eventsOutstanding(run);
   const missing = eventsPartial(h);
   const lag = summary(h.lags);
+  const { live, batch } = statusLagsByLane(run);
+  const line = (s: ReturnType<typeof summary>) =>
+    `p50 ${ms(s.p50)}  p99 ${ms(s.p99)}  max ${ms(s.max)}`;
   console.log(
     `    messages whose "${h.finalStatus}" event reached every subscription: ${complete} of ${messages}
     events delivered to some subscription but not to every one: ${missing} of ${h.reached.size}
-    event (UUIDv7 time of its id, set when its row is written) -> receiver: p50 ${
-      ms(lag.p50)
-    }  p99 ${ms(lag.p99)}  max ${ms(lag.max)}`,
+    event (UUIDv7 time of its id, set when its row is written) -> receiver: ${
+      line(lag)
+    }
+      message.status_changed of live sends (${live.length}): ${
+      line(summary(live))
+    }
+      message.status_changed of batch messages (${batch.length}): ${
+      line(summary(batch))
+    }`,
   );
   return { duplicates, missing };
+}
+
+/** The status events' lags split by the lane of their message: live sends and the rest. */
+export function statusLagsByLane(
+  run: Pick<Run, "live" | "hooks">,
+): { live: number[]; batch: number[] } {
+  const liveIds = new Set(run.live.map((l) => l.id));
+  const out = { live: [] as number[], batch: [] as number[] };
+  for (const { messageId, lag } of run.hooks.statusLags) {
+    (liveIds.has(messageId) ? out.live : out.batch).push(lag);
+  }
+  return out;
 }
 
 function cpuLine(

@@ -29,6 +29,7 @@ import {
   type ClaimOptions,
   enqueueManyUnchecked,
   PRIORITY,
+  WEBHOOK_LANES,
 } from "../src/jobs/queue.ts";
 import { JOB_KINDS } from "../src/jobs/kinds.ts";
 import { planProbe } from "../tests/_support/plans.ts";
@@ -44,7 +45,6 @@ const flags = numberFlags({
 });
 const PACE_MS = 1000 / 80;
 const GROUPS = ["01a00000-wh-1", "01a00000-wh-2"];
-const WEBHOOK_LANES = [PRIORITY.webhookManual, PRIORITY.webhook];
 const now = new Date("2026-11-23T10:00:00.000Z");
 
 function at(ms: number): Date {

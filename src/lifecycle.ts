@@ -2,7 +2,7 @@ import type { Hono } from "hono";
 import type { Container } from "./container.ts";
 import type { AppEnv } from "./http/env.ts";
 import { WorkerPool } from "./jobs/worker_pool.ts";
-import { PRIORITY } from "./jobs/queue.ts";
+import { PRIORITY, WEBHOOK_LANES } from "./jobs/queue.ts";
 import { concerns } from "./jobs/signal.ts";
 import { createJobHandlers, splitHandlers } from "./jobs/registry.ts";
 import { startCron } from "./cron/schedules.ts";
@@ -65,10 +65,9 @@ export function waitForShutdownSignal(): Promise<string> {
 
 /** Webhook attempts last at most 10 s; the lease outlives that, and heartbeats extend it. */
 const WEBHOOK_LEASE_MS = 15_000;
-/** The lanes of the webhook pool; the main pool serves every other one. */
-const WEBHOOK_LANES = [PRIORITY.webhookManual, PRIORITY.webhook];
+/** The main pool's lanes: every one the webhook pool does not serve. */
 const MAIN_LANES = Object.values(PRIORITY).filter((p) =>
-  !(WEBHOOK_LANES as number[]).includes(p)
+  !WEBHOOK_LANES.includes(p)
 );
 
 /** Starts the worker pools and cron; returns them as parts to stop (cron first, then drained pools). */

@@ -23,10 +23,26 @@ export const PRIORITY = {
   /** Tests and replays a user asked for, ahead of the event deliveries queued before them. */
   webhookManual: 8,
   webhook: 10,
+  /**
+   * Deliveries of a campaign's events (its messages' status changes, the
+   * contacts and conversations a batch made): behind live chat's, as their
+   * sends are behind live sends.
+   */
+  webhookBatch: 12,
   media: 20,
   batch: 30,
   maintenance: 40,
 } as const;
+
+/**
+ * The lanes of the webhook pool, which has workers of its own (lifecycle.ts);
+ * the main pool serves every other lane.
+ */
+export const WEBHOOK_LANES: readonly number[] = [
+  PRIORITY.webhookManual,
+  PRIORITY.webhook,
+  PRIORITY.webhookBatch,
+];
 
 export const DEFAULT_MAX_ATTEMPTS = 25;
 

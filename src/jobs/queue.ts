@@ -24,7 +24,7 @@ export type {
   JobState,
 } from "./types.ts";
 
-export { DEFAULT_MAX_ATTEMPTS, PRIORITY } from "./kinds.ts";
+export { DEFAULT_MAX_ATTEMPTS, PRIORITY, WEBHOOK_LANES } from "./kinds.ts";
 export {
   enqueue,
   enqueueCompiled,

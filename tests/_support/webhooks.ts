@@ -10,6 +10,11 @@ import { WorkerPool } from "../../src/jobs/worker_pool.ts";
 import { createJobHandlers, splitHandlers } from "../../src/jobs/registry.ts";
 import { createLogger } from "../../src/log.ts";
 import type { ManualClock } from "../../src/clock.ts";
+import {
+  inboundEnvelope,
+  postWebhook,
+  signedBody,
+} from "../messaging/_helpers.ts";
 
 // deno-lint-ignore no-explicit-any
 export type Json = any;
@@ -167,4 +172,23 @@ let phoneCounter = 0;
 /** A fresh valid Argentine mobile number. */
 export function nextPhone(): string {
   return `+5491166${String(++phoneCounter).padStart(6, "0")}`;
+}
+
+/** A customer's message, through the signed Meta webhook and its processing job. */
+export async function customerWrites(
+  h: WebhookHarness,
+  from: string,
+  text: string,
+): Promise<void> {
+  const payload = inboundEnvelope(h, {
+    id: `wamid.${crypto.randomUUID()}`,
+    type: "text",
+    text: { body: text },
+  }, from);
+  const { raw, signature } = await signedBody(payload);
+  const res = await postWebhook(h, raw, signature);
+  if (res.status !== 200) {
+    throw new Error(`POST /meta/webhook answered ${res.status}`);
+  }
+  if (await h.processJobs() < 1) throw new Error("no inbound job ran");
 }

@@ -70,6 +70,7 @@ engineTest(
         dataText: '{"id":"m1","status":"sent"}',
         subjectId: null,
         createdAt: at,
+        lane: "live",
       }, now)
     );
     assert.equal(queued, 2);

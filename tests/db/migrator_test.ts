@@ -39,9 +39,9 @@ engineTest(
   "a pending migration is applied, and the database is current only then",
   async (h) => {
     const db = h.container.db;
-    // Back to the schema before the last six migrations, with queued batch
+    // Back to the schema before the last seven migrations, with queued batch
     // sends for 0010 to count into its new table.
-    const pending = NAMES.slice(-6);
+    const pending = NAMES.slice(-7);
     assert.deepEqual(pending, [
       "0010_channel_batch_backlog",
       "0011_drop_messages_inbound_idx",
@@ -49,6 +49,7 @@ engineTest(
       "0013_webhook_deliveries_lean_indexes",
       "0014_backlog_counted_per_insert",
       "0015_drop_conversations_contact_idx",
+      "0016_webhook_batch_lane",
     ]);
     await seedTemplate(h);
     const accepted = await db.transaction().execute((trx) =>
@@ -78,6 +79,10 @@ engineTest(
       on webhook_deliveries (created_at)`.execute(db);
     await sql`create index webhook_deliveries_event_idx
       on webhook_deliveries (event_id) where status = 'pending'`.execute(db);
+    await sql`drop index jobs_ungrouped_idx`.execute(db);
+    await sql`create index jobs_ungrouped_idx on jobs (priority, run_at)
+      where state in ('available', 'retryable') and group_key is null
+        and priority in (8, 10)`.execute(db);
     for (const name of pending) {
       await sql`delete from kysely_migration where name = ${name}`.execute(db);
     }
@@ -102,6 +107,9 @@ engineTest(
     const list = await sql<{ sql: string }>`select sql from sqlite_master
       where name = 'contacts_list_idx'`.execute(db);
     assert.match(list.rows[0]!.sql, /\(account_id, created_at, id\)$/);
+    const ungrouped = await sql<{ sql: string }>`select sql from sqlite_master
+      where name = 'jobs_ungrouped_idx'`.execute(db);
+    assert.match(ungrouped.rows[0]!.sql, /priority in \(8, 10, 12\)$/);
     const backlog = await db.selectFrom("channel_batch_backlog")
       .selectAll().execute();
     assert.deepEqual(

@@ -153,6 +153,7 @@ Deno.test("webhook crash: kill -9 under inbound messages and status callbacks lo
 
     let inbound = 0;
     let sends = 0;
+    let batched = 0;
     const customers = Array.from(
       { length: 150 },
       (_, i) => `+549115${String(i).padStart(7, "0")}`,
@@ -190,6 +191,35 @@ Deno.test("webhook crash: kill -9 under inbound messages and status callbacks lo
           }).catch(() => undefined);
           if (res?.status === 201) sends++;
           await sleep(25);
+        }
+      })(),
+      // Small campaigns (their events go in the webhook pool's batch lane):
+      // two new recipients and two customers who may be writing, whose
+      // contact.created a reply then takes along to the live lane.
+      (async () => {
+        let n = 0;
+        while (!done) {
+          const to = [
+            `+549117${String(++n).padStart(7, "0")}`,
+            `+549117${String(++n).padStart(7, "0")}`,
+            customers[randomBetween(0, customers.length, random)]!,
+            customers[randomBetween(0, customers.length, random)]!,
+          ];
+          const res = await api(baseUrl, key, "POST", "/messages/batch", {
+            body: {
+              defaultPhoneNumberId: channelId,
+              messages: to.map((phone) => ({
+                to: phone,
+                type: "template",
+                template: {
+                  name: "hook_notice",
+                  language: { code: "es_AR" },
+                },
+              })),
+            },
+          }).catch(() => undefined);
+          if (res?.status === 202) batched += res.body.data.accepted;
+          await sleep(300);
         }
       })(),
     ];
@@ -256,7 +286,7 @@ Deno.test("webhook crash: kill -9 under inbound messages and status callbacks lo
     console.log([
       `webhook crash test summary (seed ${seed})`,
       `  kills at ${kills.map((k) => new Date(k.at).toISOString()).join(", ")}`,
-      `  customers wrote ${inbound} messages, API accepted ${sends} sends`,
+      `  customers wrote ${inbound} messages, API accepted ${sends} sends and ${batched} batch items`,
       `  events ${events.length} ${JSON.stringify(types)}; pairs ${pairs}`,
       `  delivered pairs ${recorder.arrivals.size}, requests ${recorder.requests}, duplicates ${duplicates} (bound ${
         KILLS * WEBHOOK_CONCURRENCY
@@ -268,6 +298,7 @@ Deno.test("webhook crash: kill -9 under inbound messages and status callbacks lo
     ].join("\n"));
 
     assert.ok(events.length > 300, `only ${events.length} events`);
+    assert.ok(batched > 0, "no batch item was accepted");
     for (const t of ALL_EVENTS) assert.ok(types[t], `no ${t} event`);
     assert.deepEqual(
       missing.slice(0, 5),

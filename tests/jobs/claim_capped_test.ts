@@ -9,12 +9,13 @@ import {
   type ClaimOptions,
   enqueueManyUnchecked,
   PRIORITY,
+  WEBHOOK_LANES,
 } from "../../src/jobs/queue.ts";
 import { nextAfter } from "../../src/jobs/queue_groups.ts";
 import { WorkerPool } from "../../src/jobs/worker_pool.ts";
 
 const LEASE_MS = 30_000;
-const LANES = [PRIORITY.webhookManual, PRIORITY.webhook];
+const LANES = WEBHOOK_LANES;
 
 function jobs(
   n: number,

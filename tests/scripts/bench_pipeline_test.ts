@@ -9,6 +9,7 @@ import {
   newHooks,
   recordDelivery,
   type Run,
+  statusLagsByLane,
 } from "../../scripts/_bench_pipeline_report.ts";
 import { statCpuTicks } from "../../scripts/_bench_serve.ts";
 import type { Delivery } from "../../scripts/_bench_receiver.ts";
@@ -135,4 +136,28 @@ Deno.test("the enqueue phase's live latencies split at one second after the star
     ]),
   };
   assert.deepEqual(enqueueSplit(run), { firstSecond: [400, 100], after: [50] });
+});
+
+Deno.test("status event lags are split by the lane of their message: live sends apart from batch messages", () => {
+  const run = runWith(["b1"], ["s1"]);
+  (run.live as { id: string | null }[]).push({ id: "l1" }, { id: null });
+  const at = Date.now();
+  const lagOf = (messageId: string, lag: number): Delivery => ({
+    ...status("s1", newId(at - lag), messageId, "sent"),
+    at,
+  });
+  recordDelivery(run.hooks, lagOf("l1", 40));
+  recordDelivery(run.hooks, lagOf("b1", 900));
+  recordDelivery(run.hooks, lagOf("b1", 700));
+  recordDelivery(run.hooks, {
+    at,
+    event: "contact.created",
+    eventId: newId(at - 5),
+    webhookId: "s1",
+    data: { id: "c1" },
+  });
+  const { live, batch } = statusLagsByLane(run);
+  assert.deepEqual(live, [40]);
+  assert.deepEqual(batch, [900, 700]);
+  assert.equal(run.hooks.lags.length, 4);
 });

@@ -2,7 +2,7 @@
 // chain a waiting one waits for); attempts recorded together cost a few
 // statements in all, their jobs' completion one.
 import assert from "node:assert/strict";
-import { claim } from "../../src/jobs/queue.ts";
+import { claim, PRIORITY } from "../../src/jobs/queue.ts";
 import { findAttemptRow } from "../../src/domain/webhooks/delivery_repo.ts";
 import { AttemptReader } from "../../src/domain/webhooks/attempt_read_service.ts";
 import { record } from "../../src/domain/webhooks/attempt_record_service.ts";
@@ -72,7 +72,9 @@ webhookTest(
       const { deliveryId } = job.payload as { deliveryId: string };
       const row = (await findAttemptRow(db, deliveryId))!;
       // The last one's lease was lost (expired and rescued by another worker).
-      const lease = i === 2 ? { id: job.id, leaseToken: "stolen" } : job;
+      const lease = i === 2
+        ? { id: job.id, leaseToken: "stolen", priority: job.priority }
+        : job;
       await record(deps, row, OK, {
         ctx: { lease, markCompleted: (done) => marks.set(job.id, done) },
         at,
@@ -236,7 +238,7 @@ webhookTest(
       ...h.container,
       db: recording(h.container.db, seen),
     };
-    const lease = { id: "j", leaseToken: "t" };
+    const lease = { id: "j", leaseToken: "t", priority: PRIORITY.webhook };
     await assert.rejects(
       attemptDelivery(deps, waiting.id, { lease, markCompleted: () => {} }),
       (err) =>

@@ -1,12 +1,7 @@
 import assert from "node:assert/strict";
 import {
-  inboundEnvelope,
-  postWebhook,
-  signedBody,
-} from "../messaging/_helpers.ts";
-import {
+  customerWrites,
   nextPhone,
-  type WebhookHarness,
   webhookTest,
 } from "../_support/webhooks.ts";
 import { recordEvent } from "../../src/domain/events/event_service.ts";
@@ -16,19 +11,6 @@ const ALL = [
   "conversation.created",
   "message.received",
 ];
-
-/** A customer's first message, through the signed Meta webhook and its processing job. */
-async function customerWrites(h: WebhookHarness, from: string, text: string) {
-  const payload = inboundEnvelope(h, {
-    id: `wamid.${crypto.randomUUID()}`,
-    type: "text",
-    text: { body: text },
-  }, from);
-  const { raw, signature } = await signedBody(payload);
-  const res = await postWebhook(h, raw, signature);
-  assert.equal(res.status, 200);
-  assert.ok(await h.processJobs() >= 1);
-}
 
 webhookTest(
   "a new customer's contact.created reaches each subscription before its conversation and message",

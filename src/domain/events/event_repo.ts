@@ -27,7 +27,16 @@ export interface NewEvent {
   data: unknown;
   /** A Date or a database time string (ISO 8601 UTC with ms). */
   createdAt: Date | string;
+  /**
+   * Whose traffic the event is: "batch" for a campaign's (the status changes
+   * of a batch message, the contacts and conversations a batch made), whose
+   * webhook deliveries queue behind live chat's, as their sends do.
+   * @default "live"
+   */
+  lane?: EventLane;
 }
+
+export type EventLane = "live" | "batch";
 
 /** An event row as written: its id and the exact `data` text stored. */
 export interface InsertedEvent {

@@ -12,7 +12,7 @@ import {
   type NewEvent,
 } from "./event_repo.ts";
 
-export type { EventType, NewEvent } from "./event_repo.ts";
+export type { EventLane, EventType, NewEvent } from "./event_repo.ts";
 
 /**
  * Records a domain event and a webhook delivery for every subscription that
@@ -77,6 +77,7 @@ function fanning(event: NewEvent, inserted: InsertedEvent): Fanning {
       dataText: inserted.dataText,
       subjectId: subjectOf(event.type, event.data),
       createdAt: inserted.createdAt,
+      lane: event.lane ?? "live",
     },
     now: new Date(inserted.createdAt),
   };

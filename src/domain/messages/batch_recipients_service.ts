@@ -126,6 +126,7 @@ export class BatchRecipients {
       type: "contact.created",
       data: contactView(contact),
       createdAt: at,
+      lane: "batch",
     });
     return contact;
   }
@@ -152,6 +153,7 @@ export class BatchRecipients {
       type: "conversation.created",
       data: conversation,
       createdAt: at,
+      lane: "batch",
     });
     return conversation;
   }

@@ -58,6 +58,7 @@ export async function recordStatusChange(
     type: "message.status_changed",
     data: statusChangedPayload(toMessage(updated), row.status),
     createdAt: change.now,
+    lane: row.lane === "batch" ? "batch" : "live",
   }, held);
   return true;
 }

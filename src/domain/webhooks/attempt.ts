@@ -6,7 +6,7 @@ import type { SecretBox } from "../../crypto.ts";
 import type { Logger } from "../../log.ts";
 import type { EgressClient } from "../../egress/http_client.ts";
 import type { AppMetrics } from "../../metrics/app_metrics.ts";
-import type { JobLease } from "../../jobs/queue.ts";
+import type { JobLease, JobRow } from "../../jobs/queue.ts";
 
 export interface AttemptDeps {
   db: Db;
@@ -24,8 +24,9 @@ export interface AttemptContext {
   /**
    * The attempt's job: the transaction that records the attempt completes
    * it, with the other jobs recorded there, in one statement (completeMany).
+   * A retry is queued in its lane (`priority`).
    */
-  lease: JobLease;
+  lease: JobLease & Pick<JobRow, "priority">;
   /** Tells the job's runner whether that completion happened (false: the lease was lost). */
   markCompleted(done: boolean): void;
 }

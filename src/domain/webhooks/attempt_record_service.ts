@@ -148,7 +148,9 @@ async function writeMade(trx: Executor, made: Made[]): Promise<boolean[]> {
     await insertDeliveries(trx, retries.map((r) => r.row));
     await enqueueManyCompiled(
       trx,
-      retries.map((r) => deliveryJob(r.row, { runAt: r.runAt })),
+      retries.map((r) =>
+        deliveryJob(r.row, { runAt: r.runAt, priority: r.priority })
+      ),
       made.at(-1)!.t.done,
       { wake: true },
     );
@@ -166,9 +168,10 @@ async function writeMade(trx: Executor, made: Made[]): Promise<boolean[]> {
   return made.map((m) => disabled.has(m));
 }
 
-/** The pending row and due time of a failed attempt's retry. */
+/** The pending row, due time and lane (its job's) of a failed attempt's retry. */
 function retryOf({ row, t, next, nextAt }: Made) {
   return {
+    priority: t.ctx.lease.priority,
     row: pendingRow({
       id: newId(t.done.getTime()),
       account_id: row.account_id,

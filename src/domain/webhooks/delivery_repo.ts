@@ -173,6 +173,29 @@ export async function runDependentsNow(
 }
 
 /**
+ * Moves the waiting jobs of the pending attempts of the chains `rootIds` up
+ * to lane `priority` (never down), in one statement: a live event that waits
+ * for a contact.created still queued in the batch lane takes it along.
+ */
+export async function raiseChains(
+  db: Executor,
+  rootIds: readonly string[],
+  priority: number,
+): Promise<void> {
+  if (rootIds.length === 0) return;
+  await runPrecompiled(
+    db,
+    `update jobs set priority = ?
+      where unique_key in (
+        select '${DELIVER_JOB}:' || id from webhook_deliveries
+        where root_id in (select value from json_each(?))
+          and status = 'pending')
+        and state in ('available', 'retryable') and priority > ?`,
+    [priority, JSON.stringify(rootIds), priority],
+  );
+}
+
+/**
  * For each subject, the subscriptions' chains of a contact.created of that
  * subject not delivered yet (subject -> subscription -> root id), in one
  * statement for any number of subjects.

@@ -7,7 +7,11 @@ import {
   PRIORITY,
 } from "../../jobs/queue.ts";
 import { DELIVER_JOB, pendingRow } from "./delivery.ts";
-import { insertDeliveries, pendingContactCreated } from "./delivery_repo.ts";
+import {
+  insertDeliveries,
+  pendingContactCreated,
+  raiseChains,
+} from "./delivery_repo.ts";
 import { payloadHash } from "./envelope.ts";
 import { subscribersOf } from "./webhook_repo.ts";
 
@@ -34,7 +38,15 @@ export interface FannedEvent {
   /** The contact the event is about (see subjectOf). */
   subjectId: string | null;
   createdAt: string;
+  /** "batch": a campaign's event, delivered in the lane behind live chat's. */
+  lane: "live" | "batch";
 }
+
+/** The job lane of an event's deliveries. */
+const LANE_PRIORITY = {
+  live: PRIORITY.webhook,
+  batch: PRIORITY.webhookBatch,
+} as const;
 
 /** The job of one pending attempt, grouped by subscription so one slow endpoint keeps to its share. */
 export function deliveryJob(
@@ -63,7 +75,9 @@ export interface Fanning {
  * first attempt; a disabled subscription gets a `skipped` row instead (it can
  * be replayed). A message.received or conversation.created whose contact's
  * contact.created is still on its way to a subscription waits for it there;
- * no other kind waits.
+ * no other kind waits. A batch event's jobs go in the lane behind live
+ * ones'; a live event that waits for a contact.created of the batch lane
+ * moves that chain up to its own lane, so it does not wait behind a campaign.
  * Returns how many deliveries it queued.
  */
 export async function fanOut(
@@ -111,6 +125,10 @@ export async function fanOutMany(
   });
   const rows: WebhookDeliveriesTable[] = [];
   const jobs: { job: EnqueueInput<typeof DELIVER_JOB>; now: Date }[] = [];
+  // The lanes of the chains made here (the others' are unknown: raised when
+  // a live event waits for them, which is a no-op for a live chain).
+  const madeLane = new Map<string, FannedEvent["lane"]>();
+  const raise = new Set<string>();
   for (const { event, now } of items) {
     const subscribers = all.filter((s) => s.wants.has(event.type));
     if (subscribers.length === 0) continue;
@@ -141,11 +159,20 @@ export async function fanOutMany(
       });
       rows.push(row);
       if (!on) continue;
+      const priority = LANE_PRIORITY[event.lane];
+      const after = row.after_root_id;
       jobs.push({
-        job: deliveryJob(row, row.after_root_id ? { runAt: backstop } : {}),
+        job: deliveryJob(
+          row,
+          after ? { runAt: backstop, priority } : { priority },
+        ),
         now,
       });
+      if (after && event.lane === "live" && madeLane.get(after) !== "live") {
+        raise.add(after);
+      }
       if (event.type === "contact.created" && event.subjectId) {
+        madeLane.set(row.root_id, event.lane);
         const bySubscription = chains.get(event.subjectId) ?? new Map();
         bySubscription.set(s.id, row.root_id);
         chains.set(event.subjectId, bySubscription);
@@ -169,5 +196,6 @@ export async function fanOutMany(
     );
     i = end;
   }
+  await raiseChains(trx, [...raise], PRIORITY.webhook);
   return jobs.length;
 }
