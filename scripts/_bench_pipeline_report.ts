@@ -46,6 +46,8 @@ export interface Hooks {
   lags: number[];
   /** The lags of message.status_changed deliveries, by the message they are about. */
   statusLags: { messageId: string; lag: number }[];
+  /** message.received deliveries: the customer's phone and the receipt time. */
+  received: { phone: string; at: number }[];
   /** message id -> subscriptions its final status event reached. */
   finals: Map<string, number>;
   /** eventId -> subscriptions it reached: fewer than all is a delivery still owed (or lost). */
@@ -78,6 +80,8 @@ export interface Run {
   firstAt: Map<string, number>;
   offset: number;
   hooks: Hooks;
+  /** Customers who wrote during the run: phone -> when the client asked the simulator to send it. */
+  inbound: Map<string, number>;
   /** At the start, when the last batch message reached the simulator, when every event was delivered. */
   cpu: { start?: CpuMark; sent?: CpuMark; end?: CpuMark };
 }
@@ -92,6 +96,7 @@ export function newHooks(finalStatus: string): Hooks {
     seen: new Set(),
     lags: [],
     statusLags: [],
+    received: [],
     finals: new Map(),
     reached: new Map(),
   };
@@ -115,6 +120,9 @@ export function recordDelivery(hooks: Hooks, d: Delivery): void {
   hooks.lags.push(lag);
   if (d.event === "message.status_changed" && d.data?.id) {
     hooks.statusLags.push({ messageId: d.data.id, lag });
+  }
+  if (d.event === "message.received" && d.data?.contact?.phoneNumber) {
+    hooks.received.push({ phone: d.data.contact.phoneNumber, at: d.at });
   }
   hooks.reached.set(d.eventId, (hooks.reached.get(d.eventId) ?? 0) + 1);
   if (
@@ -371,6 +379,7 @@ export function reportHooks(
   const missing = eventsPartial(h);
   const lag = summary(h.lags);
   const { live, batch } = statusLagsByLane(run);
+  const customer = customerLags(run);
   const line = (s: ReturnType<typeof summary>) =>
     `p50 ${ms(s.p50)}  p99 ${ms(s.p99)}  max ${ms(s.max)}`;
   console.log(
@@ -384,9 +393,20 @@ export function reportHooks(
     }
       message.status_changed of batch messages (${batch.length}): ${
       line(summary(batch))
+    }
+    customers writing during the run (${run.inbound.size}): message.received, customer (simulator asked to send) -> receiver (${customer.length}): ${
+      line(summary(customer))
     }`,
   );
   return { duplicates, missing };
+}
+
+/** For each message.received delivery of a customer who wrote during the run: receipt minus the time they wrote. */
+export function customerLags(run: Pick<Run, "inbound" | "hooks">): number[] {
+  return run.hooks.received.flatMap(({ phone, at }) => {
+    const wrote = run.inbound.get(phone);
+    return wrote === undefined ? [] : [at - wrote];
+  });
 }
 
 /** The status events' lags split by the lane of their message: live sends and the rest. */

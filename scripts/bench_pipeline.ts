@@ -4,21 +4,25 @@
  * core, the upstream simulator (`main.ts simulator`) as its own process on the
  * other (see _bench_serve.ts), N numbers with a campaign backlog each (batch
  * messages with the global template `welcome`), one live POST /messages every
- * 200 ms on a random number, and every event delivered to two webhook
- * subscriptions on a receiver in this process. Reports per number the rate at
+ * 200 ms on a random number, a new customer writing every 500 ms (through
+ * the simulator), and every event delivered to two webhook subscriptions on
+ * a receiver in this process. Reports per number the rate at
  * the upstream against the 80 msg/s limit, 130429 throttles and duplicate
  * sends; live-send latency (client accept -> upstream receipt: the simulator
  * and this process share the host clock) while enqueueing and while draining;
- * webhook deliveries, duplicates and lag; and server CPU per message.
+ * webhook deliveries, duplicates and lag (live sends' status events, batch
+ * messages', and a customer's message from writing to the receiver apart);
+ * and server CPU per message.
  *
  *   deno run -A scripts/bench_pipeline.ts [--numbers 10] [--per-channel 5000]
  *     [--cap 300] [--live-every 200] [--subscriptions 2] [--mixed 0|1]
- *     [--statuses 3|2|1] [--pin 1|0] [--warm-live 0]
+ *     [--statuses 3|2|1] [--pin 1|0] [--warm-live 0] [--inbound-every 500]
  *
  * --mixed 1 spreads every batch over all numbers (to compare against one number per batch);
  * --statuses N stops the simulator's status callbacks after sent (1) or delivered (2);
  * --pin 0 runs unpinned even where taskset works;
- * --warm-live N has the live client open N keep-alive connections before the start.
+ * --warm-live N has the live client open N keep-alive connections before the start;
+ * --inbound-every 0 has no customer write.
  * BENCH_LIVE_DUMP=file writes every live send (accept time, HTTP time,
  * status, id, simulator receipt) as JSON, to line up with server-side traces.
  */
@@ -72,6 +76,8 @@ const flags = numberFlags({
   pin: 1,
   /** Keep-alive connections the live client opens before the start (0: each first send opens its own). */
   "warm-live": 0,
+  /** A new customer writes on a random number every N ms (through the simulator); 0: none. */
+  "inbound-every": 500,
 });
 const BATCH = 100;
 const ENQUEUE_CONCURRENCY = 4;
@@ -253,6 +259,32 @@ async function liveSends(
 }
 
 /**
+ * A new customer writes every N ms on a random number: the simulator posts
+ * Meta's signed callback to the server, as a customer's phone would make it.
+ */
+async function customersWrite(
+  run: Run,
+  keepGoing: () => boolean,
+): Promise<void> {
+  const every = flags["inbound-every"];
+  if (every === 0) return;
+  for (let k = 0; keepGoing() && Date.now() < run.capAt; k++) {
+    const from = freshNumber(20_000_000 + k);
+    const ch = run.channels[Math.floor(Math.random() * run.channels.length)]!;
+    run.inbound.set(from, Date.now());
+    await sim(run.server, "POST", "/inbound", {
+      to: ch.phone,
+      from,
+      name: "Customer",
+      type: "text",
+      text: { body: `hello ${k}` },
+    });
+    const due = run.started + (k + 1) * every;
+    await sleep(Math.max(0, due - Date.now()));
+  }
+}
+
+/**
  * The live sends' client (a Worker, see _bench_live_client.ts); with
  * --warm-live N it first opens N keep-alive connections to the server
  * (GET /healthz), so the first live sends do not each open one while the
@@ -379,6 +411,7 @@ async function main(): Promise<void> {
       firstAt: new Map(),
       offset: 0,
       hooks,
+      inbound: new Map(),
       cpu: {},
     };
     for (let i = 0; i < flags.subscriptions; i++) {
@@ -389,7 +422,9 @@ async function main(): Promise<void> {
         flags["per-channel"]
       } batch messages (template welcome), a live send every ${
         flags["live-every"]
-      } ms on a random number\n  ${
+      } ms on a random number, a new customer writing every ${
+        flags["inbound-every"]
+      } ms\n  ${
         flags.mixed ? "each batch mixes all numbers" : "one number per batch"
       }; status callbacks per send: ${flags.statuses} (up to "${stopAfter}"); ${flags.subscriptions} webhook subscriptions` +
         `\n  main.ts serve and main.ts simulator as separate processes; ${server.pinning}` +
@@ -402,10 +437,11 @@ async function main(): Promise<void> {
     let liveOn = true;
     const enqueue = enqueueBacklog(run);
     const live = liveSends(run, client, () => liveOn);
+    const customers = customersWrite(run, () => liveOn);
     await watch(run);
     run.cpu.sent = cpuMark(server);
     liveOn = false;
-    await Promise.all([enqueue, live]);
+    await Promise.all([enqueue, live, customers]);
     // The last live sends jump the queue: give them a few seconds to reach the simulator.
     const graceUntil = Date.now() + 10_000;
     do {

@@ -3,6 +3,7 @@
 import assert from "node:assert/strict";
 import { newId } from "../../src/ids.ts";
 import {
+  customerLags,
   enqueueSplit,
   eventsOutstanding,
   eventsPartial,
@@ -33,7 +34,12 @@ function status(
 function runWith(ids: string[], subscriptions: string[]): Run {
   const hooks = newHooks("read");
   hooks.subscriptions.push(...subscriptions);
-  return { batchIds: new Set(ids), live: [], hooks } as unknown as Run;
+  return {
+    batchIds: new Set(ids),
+    live: [],
+    hooks,
+    inbound: new Map(),
+  } as unknown as Run;
 }
 
 Deno.test("a repeated eventId to one subscription is a duplicate, the same eventId to another is not", () => {
@@ -160,4 +166,24 @@ Deno.test("status event lags are split by the lane of their message: live sends 
   assert.deepEqual(live, [40]);
   assert.deepEqual(batch, [900, 700]);
   assert.equal(run.hooks.lags.length, 4);
+});
+
+Deno.test("a customer's message.received lag runs from when they wrote to each receipt; other customers' are left out", () => {
+  const run = runWith([], ["s1", "s2"]);
+  run.inbound.set("+5491100000001", 1_000);
+  const received = (
+    webhookId: string,
+    phone: string,
+    at: number,
+  ): Delivery => ({
+    at,
+    event: "message.received",
+    eventId: newId(at),
+    webhookId,
+    data: { id: "m", contact: { phoneNumber: phone } },
+  });
+  recordDelivery(run.hooks, received("s1", "+5491100000001", 1_040));
+  recordDelivery(run.hooks, received("s2", "+5491100000001", 1_250));
+  recordDelivery(run.hooks, received("s1", "+5491100000009", 1_100));
+  assert.deepEqual(customerLags(run), [40, 250]);
 });
