@@ -1,6 +1,6 @@
 import { RetryLater } from "../../errors.ts";
 import { toDbTime } from "../../db/time.ts";
-import type { AttemptRow } from "./delivery_repo.ts";
+import { type AttemptRow, raiseChains } from "./delivery_repo.ts";
 import { attemptReaderOf } from "./attempt_read_service.ts";
 import { sendAttempt, type SentAttempt } from "./attempt_send_service.ts";
 import { finish, record } from "./attempt_record_service.ts";
@@ -30,7 +30,17 @@ export async function attemptDelivery(
   const row = await attemptReaderOf(deps.db).read(deliveryId);
   if (!row || row.status !== "pending") return;
   const now = deps.clock.now();
-  if (row.first_due !== null) waitForFirst(row.first_due, now);
+  if (row.first_due !== null) {
+    // A retry queued after the chain was raised (its attempt was running
+    // then) is in the lane it had: take it along to this one.
+    const lane = ctx.lease.priority;
+    if (row.first_priority !== null && row.first_priority > lane) {
+      await deps.commits.run((trx) =>
+        raiseChains(trx, [row.after_root_id!], lane)
+      );
+    }
+    waitForFirst(row.first_due, now);
+  }
   if (row.kind !== "test" && row.enabled !== 1) {
     await finish(deps, row, ctx, {
       status: "skipped",

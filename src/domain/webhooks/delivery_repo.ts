@@ -102,17 +102,28 @@ export interface AttemptRow extends WebhookDeliveriesTable {
    * nothing or that chain has ended.
    */
   first_due: string | null;
+  /**
+   * The lane (job priority) of that pending attempt while its job waits to
+   * be claimed; null otherwise.
+   */
+  first_priority: number | null;
 }
 
 // The ids' list drives the join: one primary-key lookup per id; the chain
-// waited for is one probe of webhook_deliveries_chain_idx, only for a row
-// that waits.
+// waited for is a probe of webhook_deliveries_chain_idx (and of its job by
+// unique key), only for a row that waits.
 const FIND_ATTEMPT_ROWS = `select d.*, w.url, w.enabled, w.secret_enc,
   w.headers_enc, e.data,
   case when d.after_root_id is null then null else (
     select coalesce(f.next_attempt_at, '') from webhook_deliveries as f
     where f.root_id = d.after_root_id and f.status = 'pending' limit 1)
-  end as first_due
+  end as first_due,
+  case when d.after_root_id is null then null else (
+    select j.priority from webhook_deliveries as f
+    join jobs as j on j.unique_key = '${DELIVER_JOB}:' || f.id
+    where f.root_id = d.after_root_id and f.status = 'pending'
+      and j.state in ('available', 'retryable') limit 1)
+  end as first_priority
   from json_each(?) as j
   inner join webhook_deliveries as d on d.id = j.value
   inner join webhooks as w on w.id = d.webhook_id
