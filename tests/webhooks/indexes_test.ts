@@ -37,7 +37,12 @@ Deno.test("webhook queries use their indexes", async () => {
     ],
     [
       "pendingContactCreated",
-      (db) => pendingContactCreated(db, { webhookIds: [id], subjectIds: [id] }),
+      (db) =>
+        pendingContactCreated(db, {
+          webhookIds: [id],
+          subjectIds: [id],
+          lane: 10,
+        }),
       /webhook_deliveries_subject_idx/,
     ],
     [

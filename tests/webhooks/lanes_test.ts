@@ -3,7 +3,7 @@
 // customer who writes takes the contact.created a batch made for them along.
 import assert from "node:assert/strict";
 import { sql } from "kysely";
-import { PRIORITY } from "../../src/jobs/queue.ts";
+import { PRIORITY, WEBHOOK_LANES } from "../../src/jobs/queue.ts";
 import { WorkerPool } from "../../src/jobs/worker_pool.ts";
 import { createJobHandlers, splitHandlers } from "../../src/jobs/registry.ts";
 import { createLogger } from "../../src/log.ts";
@@ -59,7 +59,7 @@ async function lanes(h: WebhookHarness): Promise<Map<string, number[]>> {
   return out;
 }
 
-/** A webhook pool of one slot: it delivers one attempt at a time, in claim order. */
+/** A webhook pool of one slot, with the server's lanes: it delivers one attempt at a time, in claim order. */
 function onePool(h: WebhookHarness): WorkerPool {
   return new WorkerPool({
     db: h.container.db,
@@ -68,6 +68,8 @@ function onePool(h: WebhookHarness): WorkerPool {
     handlers: splitHandlers(createJobHandlers(h.container)).webhooks,
     concurrency: 1,
     reserveUrgentSlot: false,
+    maxPerGroup: 1,
+    lanes: WEBHOOK_LANES,
     leaseMs: 15_000,
   });
 }

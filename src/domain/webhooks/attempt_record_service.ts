@@ -4,7 +4,11 @@ import type { Executor, WebhookDeliveriesTable } from "../../db/schema.ts";
 import { batcherOf, RecordBatcher } from "./record_batcher.ts";
 import { newId } from "../../ids.ts";
 import { addMs, toDbTime } from "../../db/time.ts";
-import { completeMany, enqueueManyCompiled } from "../../jobs/queue.ts";
+import {
+  completeMany,
+  enqueueManyCompiled,
+  PRIORITY,
+} from "../../jobs/queue.ts";
 import {
   WEBHOOK_MAX_ATTEMPTS,
   webhookRetryDelayMs,
@@ -171,7 +175,8 @@ async function writeMade(trx: Executor, made: Made[]): Promise<boolean[]> {
 /** The pending row, due time and lane (its job's) of a failed attempt's retry. */
 function retryOf({ row, t, next, nextAt }: Made) {
   return {
-    priority: t.ctx.lease.priority,
+    // A manual test or replay retries in the event lane, behind live work.
+    priority: Math.max(t.ctx.lease.priority, PRIORITY.webhook),
     row: pendingRow({
       id: newId(t.done.getTime()),
       account_id: row.account_id,

@@ -208,32 +208,42 @@ export async function raiseChains(
 
 /**
  * For each subject, the subscriptions' chains of a contact.created of that
- * subject not delivered yet (subject -> subscription -> root id), in one
- * statement for any number of subjects.
+ * subject not delivered yet (subject -> subscription -> root id), and those
+ * whose waiting job is in a lane after `lane` (`behind`), in one statement
+ * for any number of subjects.
  */
 export async function pendingContactCreated(
   db: Executor,
-  input: { webhookIds: string[]; subjectIds: string[] },
-): Promise<Map<string, Map<string, string>>> {
-  const out = new Map<string, Map<string, string>>();
+  input: { webhookIds: string[]; subjectIds: string[]; lane: number },
+): Promise<{ chains: Map<string, Map<string, string>>; behind: Set<string> }> {
+  const out = {
+    chains: new Map<string, Map<string, string>>(),
+    behind: new Set<string>(),
+  };
   if (input.webhookIds.length === 0 || input.subjectIds.length === 0) {
     return out;
   }
   const { rows } = await runPrecompiled<
-    { webhook_id: string; subject_id: string; root_id: string }
+    { webhook_id: string; subject_id: string; root_id: string; behind: number }
   >(
     db,
-    `select webhook_id, subject_id, root_id from webhook_deliveries
+    `select webhook_id, subject_id, root_id, exists (select 1 from jobs as j
+        where j.unique_key = '${DELIVER_JOB}:' || webhook_deliveries.id
+          and j.state in ('available', 'retryable') and j.priority > ?)
+        as behind
+      from webhook_deliveries
       where webhook_id in (${input.webhookIds.map(() => "?").join(", ")})
         and subject_id in (select value from json_each(?))
         and status = 'pending'
         and event = 'contact.created'`,
-    [...input.webhookIds, JSON.stringify(input.subjectIds)],
+    [input.lane, ...input.webhookIds, JSON.stringify(input.subjectIds)],
   );
   for (const r of rows) {
-    const bySubscription = out.get(r.subject_id) ?? new Map<string, string>();
+    const bySubscription = out.chains.get(r.subject_id) ??
+      new Map<string, string>();
     bySubscription.set(r.webhook_id, r.root_id);
-    out.set(r.subject_id, bySubscription);
+    out.chains.set(r.subject_id, bySubscription);
+    if (Number(r.behind) === 1) out.behind.add(r.root_id);
   }
   return out;
 }

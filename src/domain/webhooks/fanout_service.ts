@@ -119,15 +119,16 @@ export async function fanOutMany(
       ? [event.subjectId]
       : []
   );
-  const chains = await pendingContactCreated(trx, {
+  const { chains, behind } = await pendingContactCreated(trx, {
     webhookIds: all.filter((s) => s.enabled === 1).map((s) => s.id),
     subjectIds: [...new Set(waiting)],
+    lane: PRIORITY.webhook,
   });
   const rows: WebhookDeliveriesTable[] = [];
   const jobs: { job: EnqueueInput<typeof DELIVER_JOB>; now: Date }[] = [];
-  // The lanes of the chains made here (the others' are unknown: raised when
-  // a live event waits for them, which is a no-op for a live chain).
-  const madeLane = new Map<string, FannedEvent["lane"]>();
+  // The chains a live event would wait behind: those whose waiting job is
+  // in the batch lane, and those made here in it.
+  const behindLive = new Set(behind);
   const raise = new Set<string>();
   for (const { event, now } of items) {
     const subscribers = all.filter((s) => s.wants.has(event.type));
@@ -168,11 +169,11 @@ export async function fanOutMany(
         ),
         now,
       });
-      if (after && event.lane === "live" && madeLane.get(after) !== "live") {
+      if (after && event.lane === "live" && behindLive.has(after)) {
         raise.add(after);
       }
       if (event.type === "contact.created" && event.subjectId) {
-        madeLane.set(row.root_id, event.lane);
+        if (event.lane === "batch") behindLive.add(row.root_id);
         const bySubscription = chains.get(event.subjectId) ?? new Map();
         bySubscription.set(s.id, row.root_id);
         chains.set(event.subjectId, bySubscription);
