@@ -15,6 +15,11 @@ const ROOT = new URL("../", import.meta.url).pathname;
 const HOST = "127.0.0.1";
 const START_TIMEOUT_MS = 60_000;
 const STOP_TIMEOUT_MS = 20_000;
+/**
+ * `deno task dev`'s and `deno task start`'s flag: a statically analyzable
+ * dynamic import is read when it runs, not with the program's own modules.
+ */
+export const LAZY = "--unstable-lazy-dynamic-imports";
 
 export interface DevServer {
   /** http://127.0.0.1:PORT */
@@ -53,7 +58,7 @@ export async function cli(
   const secret = (await Deno.readTextFile(`${server.dataDir}/secret.key`))
     .trim();
   const out = await new Deno.Command(Deno.execPath(), {
-    args: ["run", "-A", "main.ts", ...args, "--json"],
+    args: ["run", "-A", LAZY, "main.ts", ...args, "--json"],
     cwd: ROOT,
     env: { DATA_DIR: server.dataDir, SECRET_KEY: secret, LOG_LEVEL: "warn" },
     stdout: "piped",
@@ -98,7 +103,7 @@ export async function startDevServer(
   const port = freePort();
   const child = new Deno.Command(Deno.execPath(), {
     // e.g. BENCH_SERVER_FLAGS="--cpu-prof --cpu-prof-dir=/tmp/prof"
-    args: ["run", "-A", ...serverFlags(), "main.ts", "dev"],
+    args: ["run", "-A", LAZY, ...serverFlags(), "main.ts", "dev"],
     cwd: ROOT,
     env: {
       PORT: String(port),

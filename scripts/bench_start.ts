@@ -7,20 +7,24 @@
  * `serve` is measured the way `deno task start` runs it: the bundle `deno task build` writes
  * (built once here, first), with the start task's own command line (its V8 flags included),
  * read from deno.json so the two cannot drift apart. `serve from source` (`deno run -A
- * main.ts serve`, how `deno task dev` and the e2e tests run) is measured too.
+ * --unstable-lazy-dynamic-imports main.ts serve`, how `deno task dev` and the e2e tests run)
+ * is measured too.
  *
  * Migrates a fresh DATA_DIR once, then starts the server --runs times and measures, for each,
  * the wall time from spawn to the first 200 from /readyz (polled every millisecond), the CPU
  * time the process had used by then (a fairer figure on a busy machine), and VmRSS from
  * /proc/<pid>/status after --idle-ms with no traffic. `dev` (simulator and demo account
  * in-process) is measured the same way for information, and so is Deno's own share: an empty
- * program (spawn to exit) and a bare Deno.serve answering /readyz.
+ * program (spawn to exit) and a bare Deno.serve answering /readyz. The reference beside them
+ * is issue 7's own (its table: "Hono + node:sqlite server", 27 ms and 39 MB when it was
+ * filed): `_start_reference.ts`, from source, in the same run.
  */
-import { machine, numberFlags, percentile, sleep } from "./_bench.ts";
+import { LAZY, machine, numberFlags, percentile, sleep } from "./_bench.ts";
 
 const { runs, "idle-ms": idleMs } = numberFlags({ runs: 5, "idle-ms": 3000 });
 const ROOT = new URL("../", import.meta.url).pathname;
 const HOST = "127.0.0.1";
+const REFERENCE = `${ROOT}scripts/_start_reference.ts`;
 const SECRET_KEY = "bench-start-secret-key-0123456789abcdef";
 const START_TIMEOUT_MS = 30_000;
 
@@ -38,12 +42,12 @@ function freePort(): number {
   return port;
 }
 
-/** The program's command line from source: APP_BIN, or `deno run -A main.ts`. */
+/** The program's command line from source: APP_BIN, or `deno run -A <LAZY> main.ts` (as `deno task dev` runs it). */
 function program(args: string[]): [string, string[]] {
   const bin = Deno.env.get("APP_BIN");
   return bin
     ? [bin, args]
-    : [Deno.execPath(), ["run", "-A", "main.ts", ...args]];
+    : [Deno.execPath(), ["run", "-A", LAZY, "main.ts", ...args]];
 }
 
 /** `deno task start`'s command (deno.json), with this Deno for `deno`. */
@@ -227,6 +231,11 @@ try {
     "bare Deno.serve",
     (port) => [Deno.execPath(), ["run", "-A", bare, String(port)], {}],
   );
+  await series("reference: Hono + node:sqlite (issue 7's table)", (port) => [
+    Deno.execPath(),
+    ["run", "-A", REFERENCE, String(port), `${tmp}/reference.db`],
+    {},
+  ]);
 
   const serveDir = `${tmp}/serve`;
   await migrate(serveDir);

@@ -57,7 +57,15 @@ export function programCommand(
   if (bin) return { cmd: bin, args };
   return {
     cmd: Deno.execPath(),
-    args: ["run", "-A", ...denoFlags, MAIN, ...args],
+    // As `deno task dev` runs main.ts: a dynamic import is read when it runs.
+    args: [
+      "run",
+      "-A",
+      "--unstable-lazy-dynamic-imports",
+      ...denoFlags,
+      MAIN,
+      ...args,
+    ],
   };
 }
 
