@@ -2,7 +2,6 @@
 import { AppError, coerceError } from "../errors.ts";
 import type { Clock } from "../clock.ts";
 import type { Logger } from "../log.ts";
-import { setImmediate } from "node:timers";
 import type { Db, Executor } from "../db/schema.ts";
 import { addMs } from "../db/time.ts";
 import {

@@ -13,7 +13,6 @@
  * backlog of slow batch jobs thus never makes a live send or inbound processing wait for a slot
  * (with `concurrency: 1` there is no reserve and no urgent slot).
  */
-import { setImmediate } from "node:timers";
 import type { Clock } from "../clock.ts";
 import type { Logger } from "../log.ts";
 import type { Db } from "../db/schema.ts";
