@@ -33,6 +33,11 @@ export interface NodeSqliteDatabase extends SqliteDatabase {
    */
   opened: boolean;
   readonly inTransaction: boolean;
+  /**
+   * Sets busy_timeout. An exec each time: SQLite applies this pragma when it
+   * compiles the statement, so a prepared one would only apply once.
+   */
+  busyTimeout(ms: number): void;
 }
 
 /** Kysely's SqliteDialect expects better-sqlite3's shape; this adapts Deno's built-in node:sqlite to it. */
@@ -44,6 +49,7 @@ export function adaptNodeSqlite(db: DatabaseSync): NodeSqliteDatabase {
       return db.isTransaction;
     },
     close: () => db.close(),
+    busyTimeout: (ms) => db.exec(`pragma busy_timeout = ${Math.trunc(ms)}`),
     prepare(sql: string): SqliteStatement {
       const hit = cache.get(sql);
       if (hit) return hit;
@@ -291,10 +297,16 @@ export function runStatementsDirectly<T>(
   });
 }
 
+/**
+ * How long a statement waits for another connection's lock before "database
+ * is locked". BEGIN waits as long, on a timer instead (database.ts).
+ */
+export const BUSY_TIMEOUT_MS = 10_000;
+
 /** Opens a SQLite file with the pragmas every connection needs (busy_timeout first). */
 export function openSqliteFile(path: string): DatabaseSync {
   const db = new DatabaseSync(path);
-  db.exec("pragma busy_timeout = 10000");
+  db.exec(`pragma busy_timeout = ${BUSY_TIMEOUT_MS}`);
   db.exec("pragma journal_mode = wal");
   db.exec("pragma synchronous = normal");
   db.exec("pragma foreign_keys = on");
