@@ -1,5 +1,4 @@
 import {
-  CompiledQuery,
   type Driver,
   Kysely,
   SqliteAdapter,
@@ -115,7 +114,7 @@ export function openDatabase(
   );
 }
 
-const BEGIN_IMMEDIATE = CompiledQuery.raw("begin immediate");
+const BEGIN_IMMEDIATE = "begin immediate";
 
 /**
  * How often a BEGIN that found the write lock taken tries again. Another
@@ -131,7 +130,7 @@ const BEGIN_IMMEDIATE = CompiledQuery.raw("begin immediate");
  */
 const BUSY_RETRY_MS = 1;
 
-/** SQLITE_BUSY, as node:sqlite reports it (code ERR_SQLITE_ERROR, no errcode). */
+/** SQLITE_BUSY, matched by SQLite's own message for it. */
 function isBusy(err: unknown): boolean {
   return err instanceof Error && err.message === "database is locked";
 }
@@ -169,17 +168,23 @@ class ImmediateSqliteDialect extends SqliteDialect {
       this.#database.opened = true;
     };
     const database = this.#database;
-    driver.beginTransaction = async (connection) => {
+    // Setting busy_timeout to 0, BEGIN and restoring it are one synchronous
+    // step: no other statement can run with busy_timeout 0.
+    const begin = () => {
+      database.busyTimeout(0);
+      try {
+        database.prepare(BEGIN_IMMEDIATE).run([]);
+      } finally {
+        database.busyTimeout(BUSY_TIMEOUT_MS);
+      }
+    };
+    driver.beginTransaction = async () => {
       const deadline = performance.now() + BUSY_TIMEOUT_MS;
       for (;;) {
-        database.busyTimeout(0);
         try {
-          await connection.executeQuery(BEGIN_IMMEDIATE);
-          return;
+          return begin();
         } catch (err) {
           if (!isBusy(err) || performance.now() >= deadline) throw err;
-        } finally {
-          database.busyTimeout(BUSY_TIMEOUT_MS);
         }
         await new Promise((resolve) => setTimeout(resolve, BUSY_RETRY_MS));
       }
