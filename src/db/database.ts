@@ -130,9 +130,15 @@ const BEGIN_IMMEDIATE = "begin immediate";
  */
 const BUSY_RETRY_MS = 1;
 
-/** SQLITE_BUSY, matched by SQLite's own message for it. */
+const SQLITE_BUSY = 5;
+
+/**
+ * SQLITE_BUSY (5, or an extended code built on it), as node:sqlite reports
+ * it on a prepared statement's error (`exec` gives no errcode).
+ */
 function isBusy(err: unknown): boolean {
-  return err instanceof Error && err.message === "database is locked";
+  const code = (err as { errcode?: unknown } | null)?.errcode;
+  return typeof code === "number" && (code & 0xff) === SQLITE_BUSY;
 }
 
 /**
@@ -180,13 +186,20 @@ class ImmediateSqliteDialect extends SqliteDialect {
     };
     driver.beginTransaction = async () => {
       const deadline = performance.now() + BUSY_TIMEOUT_MS;
-      for (;;) {
-        try {
-          return begin();
-        } catch (err) {
-          if (!isBusy(err) || performance.now() >= deadline) throw err;
+      // While it waits, root statements wait for this transaction's end
+      // instead of running now (see DirectExecutor).
+      database.beginning = true;
+      try {
+        for (;;) {
+          try {
+            return begin();
+          } catch (err) {
+            if (!isBusy(err) || performance.now() >= deadline) throw err;
+          }
+          await new Promise((resolve) => setTimeout(resolve, BUSY_RETRY_MS));
         }
-        await new Promise((resolve) => setTimeout(resolve, BUSY_RETRY_MS));
+      } finally {
+        database.beginning = false;
       }
     };
     // The thread starts once the database is written steadily, not at start:

@@ -32,6 +32,11 @@ export interface NodeSqliteDatabase extends SqliteDatabase {
    * statements outside a transaction may bypass the driver only then.
    */
   opened: boolean;
+  /**
+   * A BEGIN is waiting for another connection's write lock (database.ts):
+   * the driver holds the connection, but no transaction is open yet.
+   */
+  beginning: boolean;
   readonly inTransaction: boolean;
   /**
    * Sets busy_timeout. An exec each time: SQLite applies this pragma when it
@@ -45,6 +50,7 @@ export function adaptNodeSqlite(db: DatabaseSync): NodeSqliteDatabase {
   const cache = new Map<string, SqliteStatement>();
   return {
     opened: false,
+    beginning: false,
     get inTransaction() {
       return db.isTransaction;
     },
@@ -132,10 +138,12 @@ function isSyncResultPlugin(plugin: KyselyPlugin): plugin is SyncResultPlugin {
  * promises for a statement that node:sqlite runs synchronously, 7-9 % of
  * the server's CPU under the send benchmark. A transaction's statements
  * are the only ones on the one connection: a root statement that finds a
- * transaction open goes through Kysely and waits for its commit, as
- * before; one that finds none runs at once, as Kysely would after taking
- * the free mutex (node:sqlite runs it to its end before anything else
- * runs). Order within a transaction is the order of the calls either way.
+ * transaction open, or a BEGIN waiting for another connection's lock, goes
+ * through Kysely and waits for that transaction's end (run now, a write
+ * would wait for the same lock inside SQLite's busy handler, blocking the
+ * process); one that finds neither runs at once, as Kysely would after
+ * taking the free mutex (node:sqlite runs it to its end before anything
+ * else runs). Order within a transaction is the order of the calls either way.
  * Plugins still see every result.
  */
 class DirectExecutor implements QueryExecutor {
@@ -193,7 +201,8 @@ class DirectExecutor implements QueryExecutor {
 
   /** Whether a statement may run now, straight on the connection (see the class). */
   #direct(): boolean {
-    return this.#held || (this.#db.opened && !this.#db.inTransaction);
+    return this.#held ||
+      (this.#db.opened && !this.#db.inTransaction && !this.#db.beginning);
   }
 
   /**

@@ -61,6 +61,32 @@ Deno.test("a transaction waits for another writer's lock with the event loop run
   });
 });
 
+Deno.test("a root write made while BEGIN waits for the lock runs after that transaction, not inside SQLite's busy handler", async () => {
+  await withFileDb(async (opened, other) => {
+    other.exec("begin immediate");
+    const order: string[] = [];
+    const tx = opened.db.transaction().execute(async (trx) => {
+      await sql`insert into t values (2)`.execute(trx);
+      order.push("transaction");
+    });
+    await tick(5);
+    // A root statement (a job claim is one): run now, it would wait for the
+    // other connection's lock in the busy handler, the event loop stopped
+    // (here, where that connection is on this thread, for the whole 10 s,
+    // then fail with "database is locked").
+    const root = sql`insert into t values (3)`.execute(opened.db)
+      .then(() => order.push("root"));
+    await tick(5);
+    assert.deepEqual(order, [], "the root write ran before the transaction");
+    other.exec("commit");
+    await Promise.all([tx, root]);
+    assert.deepEqual(order, ["transaction", "root"]);
+    const rows = await sql<{ n: number }>`select n from t order by n`
+      .execute(opened.db);
+    assert.deepEqual(rows.rows.map((r) => r.n), [2, 3]);
+  });
+});
+
 Deno.test("a BEGIN that fails for another reason than the lock fails at once", async () => {
   await withFileDb(async (opened) => {
     // A transaction already open on the connection: BEGIN cannot nest.
