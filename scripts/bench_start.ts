@@ -5,7 +5,7 @@
  * (e.g. `APP_BIN=dist/bmserver`), that compiled binary instead.
  *
  * `serve` is measured the way `deno task start` runs it: the bundle `deno task build` writes
- * (built once here, first), with the start task's own command line (its V8 flags included),
+ * (built once here, first, into a temporary directory), with the start task's own command line (its V8 flags included),
  * read from deno.json so the two cannot drift apart. `serve from source` (`deno run -A
  * --unstable-lazy-dynamic-imports main.ts serve`, how `deno task dev` and the e2e tests run)
  * is measured too.
@@ -20,6 +20,7 @@
  * filed): `_start_reference.ts`, from source, in the same run.
  */
 import { LAZY, machine, numberFlags, percentile, sleep } from "./_bench.ts";
+import { buildBundle, startTaskArgs } from "./_bundle.ts";
 
 const { runs, "idle-ms": idleMs } = numberFlags({ runs: 5, "idle-ms": 3000 });
 const ROOT = new URL("../", import.meta.url).pathname;
@@ -48,27 +49,6 @@ function program(args: string[]): [string, string[]] {
   return bin
     ? [bin, args]
     : [Deno.execPath(), ["run", "-A", LAZY, "main.ts", ...args]];
-}
-
-/** `deno task start`'s command (deno.json), with this Deno for `deno`. */
-async function startTaskCommand(): Promise<[string, string[]]> {
-  const config = JSON.parse(await Deno.readTextFile(`${ROOT}deno.json`));
-  const [deno, ...args] = (config.tasks.start.command as string).split(/\s+/);
-  if (deno !== "deno") throw new Error("the start task does not run deno");
-  return [Deno.execPath(), args];
-}
-
-/** Runs `deno task build` (the bundle the start task runs). */
-async function build(): Promise<void> {
-  const out = await new Deno.Command(Deno.execPath(), {
-    args: ["task", "--quiet", "build"],
-    cwd: ROOT,
-    stdout: "null",
-    stderr: "piped",
-  }).output();
-  if (!out.success) {
-    throw new Error(`build failed: ${new TextDecoder().decode(out.stderr)}`);
-  }
 }
 
 function appEnv(dataDir: string, port: number): Record<string, string> {
@@ -245,10 +225,16 @@ try {
       return [cmd, args, appEnv(serveDir, port)];
     });
   } else {
-    await build();
-    const [cmd, args] = await startTaskCommand();
+    // Its own directory: a build into dist/server would delete the chunks a
+    // server started from there may still need.
+    const bundleDir = `${tmp}/bundle`;
+    await buildBundle(bundleDir);
+    const args = await startTaskArgs(bundleDir);
     console.log(`serve as \`deno task start\` runs it: deno ${args.join(" ")}`);
-    await series("serve", (port) => [cmd, args, appEnv(serveDir, port)]);
+    await series(
+      "serve",
+      (port) => [Deno.execPath(), args, appEnv(serveDir, port)],
+    );
     await series("serve from source", (port) => {
       const [cmd, args] = program(["serve"]);
       return [cmd, args, appEnv(serveDir, port)];

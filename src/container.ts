@@ -20,6 +20,7 @@ import { EgressClient } from "./egress/http_client.ts";
 import type { Resolver } from "./egress/resolver.ts";
 import { type AppMetrics, createAppMetrics } from "./metrics/app_metrics.ts";
 import { createBlobStore } from "./storage/create_blob_store.ts";
+import { ProgramParts } from "./program_parts.ts";
 
 /** Everything the program is built from, made once in main.ts (tests build it the same way). */
 export interface Container extends AsyncDisposable {
@@ -43,6 +44,8 @@ export interface Container extends AsyncDisposable {
   readonly commits: GroupCommit;
   /** Principals, channels and templates of the hot path (src/db/lookup_cache.ts). */
   readonly lookups: LookupCache;
+  /** Loads the parts imported on first use; knows whether one failed (src/program_parts.ts). */
+  readonly parts: ProgramParts;
 }
 
 export interface ContainerOverrides {
@@ -116,6 +119,7 @@ export function createContainer(
     metrics: createAppMetrics(),
     commits: new GroupCommit(db),
     lookups,
+    parts: new ProgramParts(log),
     async [Symbol.asyncDispose]() {
       egress.close();
       mediaEgress.close();

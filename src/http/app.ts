@@ -149,7 +149,10 @@ export function createApp(
   const apiGroups = new LazyGroups(container, API_GROUPS, beforeRoutes);
   const api = new Hono<AppEnv>();
   api.get("/openapi.json", async (c) => {
-    const { openApiDocument } = await import("./openapi_document.ts");
+    const { openApiDocument } = await container.parts.load(
+      "OpenAPI document",
+      () => import("./openapi_document.ts"),
+    );
     return c.json(
       openApiDocument([...await apiGroups.all(), ...extensions.api ?? []]),
     );

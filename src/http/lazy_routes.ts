@@ -113,8 +113,12 @@ export class LazyGroups {
   #build(group: LazyGroup): Promise<Hono<AppEnv>> {
     let built = this.#built.get(group);
     if (!built) {
-      built = this.#before().then(() => group.load()).then((factory) =>
-        factory(this.#container)
+      built = this.#container.parts.load(
+        `routes ${group.prefixes.join(" ")}`,
+        async () => {
+          await this.#before();
+          return (await group.load())(this.#container);
+        },
       );
       built.catch(() => this.#built.delete(group));
       this.#built.set(group, built);

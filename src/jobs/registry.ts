@@ -6,7 +6,7 @@
  * that is final (jobs/attempts.ts) runs the kind's final-failure hook.
  */
 import type { Container } from "../container.ts";
-import { AppError, RetryLater } from "../errors.ts";
+import { AppError, coerceError, RetryLater } from "../errors.ts";
 import { isLastAttempt } from "./attempts.ts";
 import type { z } from "zod";
 import { type JobKind, payloadSchema } from "./kinds.ts";
@@ -94,16 +94,29 @@ export function createJobHandlers(c: Container): Record<JobKind, JobHandler> {
   return out;
 }
 
-async function loadHandler<K extends JobKind>(
+function loadHandler<K extends JobKind>(
   c: Container,
   kind: K,
 ): Promise<JobHandler> {
   const load = HANDLERS[kind] as () => Promise<DefineJob<K>>;
-  const [schema, define] = await Promise.all([payloadSchema(kind), load()]);
-  return jobHandler(kind, schema, define(c));
+  return c.parts.load(`job handler ${kind}`, async () => {
+    const [schema, define] = await Promise.all([payloadSchema(kind), load()]);
+    return jobHandler(kind, schema, define(c));
+  });
 }
 
-/** A handler that loads the real one on its first call (again, if that failed) and then calls it directly. */
+/**
+ * How long a job whose handler failed to load waits before it is claimed
+ * again (the process needs a restart, see program_parts.ts).
+ */
+export const UNLOADED_HANDLER_SNOOZE_MS = 60_000;
+
+/**
+ * A handler that loads the real one on its first call (again, if that
+ * failed) and then calls it directly. A job whose handler cannot be loaded
+ * goes back without spending an attempt: the fault is the program's, and
+ * the job runs once the server is restarted on an intact build.
+ */
 function onFirstUse(load: () => Promise<JobHandler>): JobHandler {
   let loaded: JobHandler | undefined;
   let loading: Promise<JobHandler> | undefined;
@@ -113,7 +126,12 @@ function onFirstUse(load: () => Promise<JobHandler>): JobHandler {
       loading = undefined;
       throw err;
     });
-    return loading.then((handler) => handler(payload, ctx));
+    return loading.then((handler) => handler(payload, ctx), (err) => {
+      throw new Snooze(
+        UNLOADED_HANDLER_SNOOZE_MS,
+        `The job's handler cannot be loaded: ${coerceError(err).message}`,
+      );
+    });
   };
 }
 

@@ -52,6 +52,7 @@ const MAX_OUTPUT_CHARS = 4_000_000;
 export function programCommand(
   args: string[],
   denoFlags: string[] = [],
+  entry = MAIN,
 ): { cmd: string; args: string[] } {
   const bin = Deno.env.get("APP_BIN");
   if (bin) return { cmd: bin, args };
@@ -63,7 +64,7 @@ export function programCommand(
       "-A",
       "--unstable-lazy-dynamic-imports",
       ...denoFlags,
-      MAIN,
+      entry,
       ...args,
     ],
   };
@@ -89,8 +90,9 @@ export class Proc {
     args: string[],
     env: Record<string, string>,
     denoFlags: string[] = [],
+    entry?: string,
   ) {
-    const { cmd, args: argv } = programCommand(args, denoFlags);
+    const { cmd, args: argv } = programCommand(args, denoFlags, entry);
     this.child = new Deno.Command(cmd, {
       args: argv,
       env: childEnv(env),
@@ -211,6 +213,8 @@ export interface ServerOptions {
   defaultHost?: boolean;
   /** Flags of `deno run` before main.ts (e.g. --cpu-prof); ignored with APP_BIN. */
   denoFlags?: string[];
+  /** A bundle's main.js to run instead of main.ts (see scripts/_bundle.ts); ignored with APP_BIN. */
+  entry?: string;
 }
 
 export interface ServerProcess extends AsyncDisposable {
@@ -253,7 +257,7 @@ export async function startServer(
     DATA_DIR: dataDir,
   };
   const startedAt = Date.now();
-  const proc = new Proc([command], env, options.denoFlags);
+  const proc = new Proc([command], env, options.denoFlags, options.entry);
   await waitUntilServing(
     proc,
     `${baseUrl}/readyz`,

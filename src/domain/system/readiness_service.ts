@@ -1,12 +1,27 @@
 import type { Db } from "../../db/schema.ts";
+import type { ProgramParts } from "../../program_parts.ts";
 import { migrationsApplied, pingDatabase } from "./readiness_repo.ts";
 
 export type Readiness =
   | { ready: true }
-  | { ready: false; reason: "database unreachable" | "migrations pending" };
+  | {
+    ready: false;
+    reason:
+      | "database unreachable"
+      | "migrations pending"
+      | "a part of the program failed to load";
+  };
 
-/** Ready when the database answers and every migration has been applied. */
-export async function checkReadiness(deps: { db: Db }): Promise<Readiness> {
+/**
+ * Ready when every part of the program loaded (see program_parts.ts), the
+ * database answers and every migration has been applied.
+ */
+export async function checkReadiness(
+  deps: { db: Db; parts: ProgramParts },
+): Promise<Readiness> {
+  if (deps.parts.broken) {
+    return { ready: false, reason: "a part of the program failed to load" };
+  }
   try {
     await pingDatabase(deps.db);
     if (!(await migrationsApplied(deps.db))) {

@@ -9,7 +9,11 @@ const media = () => import("../../domain/media/media_service.ts");
 export function mediaDownloadRoutes(container: Container): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
   app.get("/media/download/:id", async (c) => {
-    const file = await (await media()).openSignedMedia(container, {
+    const { openSignedMedia } = await container.parts.load(
+      "media download",
+      media,
+    );
+    const file = await openSignedMedia(container, {
       mediaId: c.req.param("id"),
       expires: c.req.query("expires"),
       signature: c.req.query("signature"),

@@ -1,0 +1,52 @@
+/**
+ * The parts of the program imported on first use: route groups
+ * (http/lazy_routes.ts), job handlers (jobs/registry.ts) and the modules a
+ * few routes load. Run with --unstable-lazy-dynamic-imports, as `deno task
+ * start` runs it, Deno reads such a module from disk when it is first
+ * imported, so a build replaced or deleted under a running server (a
+ * rebuild of dist/server in place) makes that import fail. It is the
+ * program's fault, not the request's or the job's: the request gets a
+ * 503 instead of a 500 (the spec's one 5xx body; the log says which part),
+ * the job goes back
+ * without spending an attempt (registry.ts), and /readyz answers not ready
+ * until the process is restarted on an intact build.
+ */
+import { AppError, coerceError } from "./errors.ts";
+import type { Logger } from "./log.ts";
+
+export class ProgramParts {
+  readonly #log: Logger;
+  readonly #failed = new Set<string>();
+
+  constructor(log: Logger) {
+    this.#log = log;
+  }
+
+  /** Whether a part failed to load on its last try (the process needs a restart). */
+  get broken(): boolean {
+    return this.#failed.size > 0;
+  }
+
+  /** Runs `load` (an import, and what builds the part from it); its failure marks the process broken. */
+  async load<T>(part: string, load: () => Promise<T>): Promise<T> {
+    try {
+      const loaded = await load();
+      // It loaded on a later try: the files are back.
+      if (this.#failed.size > 0) this.#failed.delete(part);
+      return loaded;
+    } catch (err) {
+      if (!this.#failed.has(part)) {
+        this.#failed.add(part);
+        this.#log.error(
+          "A part of the program cannot be loaded: restart the server on an intact build",
+          { part, error: coerceError(err).message },
+        );
+      }
+      throw new AppError(
+        "SERVICE_UNAVAILABLE",
+        "The server cannot serve this now: a part of its program is missing; it needs a restart",
+        { retryable: true, cause: err },
+      );
+    }
+  }
+}
