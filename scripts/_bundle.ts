@@ -4,11 +4,20 @@
  * them), for a directory of the caller's: a build into dist/server deletes
  * the chunks a running server may still have to read (see README).
  */
-const ROOT = new URL("../", import.meta.url).pathname;
+import { fileURLToPath } from "node:url";
+
+const ROOT = fileURLToPath(new URL("../", import.meta.url));
 const BUILT_DIR = "dist/server";
 
-async function tasks(): Promise<Record<string, string | { command: string }>> {
-  return JSON.parse(await Deno.readTextFile(`${ROOT}deno.json`)).tasks;
+type Task = string | { command: string };
+
+/** A task's command line, split into words (deno.json's tasks hold no quoting). */
+async function task(name: string): Promise<string> {
+  const tasks: Record<string, Task> =
+    JSON.parse(await Deno.readTextFile(`${ROOT}deno.json`)).tasks;
+  const t = tasks[name];
+  if (t === undefined) throw new Error(`deno.json has no "${name}" task`);
+  return typeof t === "string" ? t : t.command;
 }
 
 function words(command: string): string[] {
@@ -17,13 +26,18 @@ function words(command: string): string[] {
 
 /** Builds the bundle into `outDir` (absolute) with the build task's own `deno bundle` flags. */
 export async function buildBundle(outDir: string): Promise<void> {
-  const task = (await tasks()).build as string;
-  const bundle = task.split("&&").map((s) => s.trim())
+  const build = await task("build");
+  const bundle = build.split("&&").map((s) => s.trim())
     .find((s) => s.startsWith("deno bundle "));
-  if (!bundle) throw new Error("the build task runs no `deno bundle`");
-  const args = words(bundle).slice(1)
-    .map((w) => w === BUILT_DIR ? outDir : w);
-  if (!args.includes(outDir)) throw new Error("the build task has no --outdir");
+  if (!bundle) {
+    throw new Error(`The build task runs no \`deno bundle\`: ${build}`);
+  }
+  const args = words(bundle).slice(1);
+  const at = args.indexOf("--outdir");
+  if (at < 0 || args[at + 1] !== BUILT_DIR) {
+    throw new Error(`The build task does not write ${BUILT_DIR}: ${build}`);
+  }
+  args[at + 1] = outDir;
   const out = await new Deno.Command(Deno.execPath(), {
     args,
     cwd: ROOT,
@@ -31,19 +45,23 @@ export async function buildBundle(outDir: string): Promise<void> {
     stderr: "piped",
   }).output();
   if (!out.success) {
-    throw new Error(`build failed: ${new TextDecoder().decode(out.stderr)}`);
+    throw new Error(`Build failed: ${new TextDecoder().decode(out.stderr)}`);
   }
 }
 
 /**
- * `deno task start`'s arguments to `deno` (its flags and `serve`), with the
- * bundle in `outDir` for dist/server; run them with Deno.execPath().
+ * `deno task start`'s arguments to `deno` (`run`, its flags, the bundle's
+ * main.js and `serve`) with `outDir` for dist/server; run them with
+ * Deno.execPath().
  */
 export async function startTaskArgs(outDir: string): Promise<string[]> {
-  const start = (await tasks()).start as { command: string };
-  const [deno, ...args] = words(start.command);
-  if (deno !== "deno") throw new Error("the start task does not run deno");
+  const start = await task("start");
+  const [deno, ...args] = words(start);
   const entry = `${BUILT_DIR}/main.js`;
-  if (!args.includes(entry)) throw new Error(`the start task runs no ${entry}`);
+  if (deno !== "deno" || args[0] !== "run" || args.at(-2) !== entry) {
+    throw new Error(
+      `The start task does not run deno run … ${entry}: ${start}`,
+    );
+  }
   return args.map((w) => w === entry ? `${outDir}/main.js` : w);
 }

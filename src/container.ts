@@ -97,6 +97,7 @@ export function createContainer(
     allowHttp: config.mediaDownloadAllowPrivate,
     ...(overrides.resolver ? { resolver: overrides.resolver } : {}),
   });
+  const parts = new ProgramParts(log);
   return {
     config,
     db,
@@ -109,7 +110,7 @@ export function createContainer(
         baseUrl: config.metaGraphUrl,
         media: { egress: mediaEgress, hosts: config.mediaDownloadHosts },
       }),
-    blobs: overrides.blobs ?? createBlobStore(config),
+    blobs: overrides.blobs ?? createBlobStore(config, { parts }),
     governor: new SendGovernor({
       defaultRatePerSecond: config.sendRatePerSecond,
     }),
@@ -119,7 +120,7 @@ export function createContainer(
     metrics: createAppMetrics(),
     commits: new GroupCommit(db),
     lookups,
-    parts: new ProgramParts(log),
+    parts,
     async [Symbol.asyncDispose]() {
       egress.close();
       mediaEgress.close();

@@ -42,11 +42,20 @@ export class ProgramParts {
           { part, error: coerceError(err).message },
         );
       }
-      throw new AppError(
+      const missing = new AppError(
         "SERVICE_UNAVAILABLE",
         "The server cannot serve this now: a part of its program is missing; it needs a restart",
         { retryable: true, cause: err },
       );
+      thrown.add(missing);
+      throw missing;
     }
   }
+}
+
+const thrown = new WeakSet<object>();
+
+/** Whether `err` is a part's failure to load (a job's handler gives the job back for it). */
+export function isPartMissing(err: unknown): boolean {
+  return typeof err === "object" && err !== null && thrown.has(err);
 }

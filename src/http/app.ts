@@ -146,7 +146,12 @@ export function createApp(
   app.route("/", metricsRoutes(container));
   for (const group of extensions.root ?? []) app.route("/", group);
 
-  const apiGroups = new LazyGroups(container, API_GROUPS, beforeRoutes);
+  const apiGroups = new LazyGroups(
+    container,
+    API_GROUPS,
+    beforeRoutes,
+    "/api/v2",
+  );
   const api = new Hono<AppEnv>();
   api.get("/openapi.json", async (c) => {
     const { openApiDocument } = await container.parts.load(
@@ -175,7 +180,7 @@ export function createApp(
 
   app.route("/api/v2", api);
   const panel = new Hono<AppEnv>();
-  new LazyGroups(container, PANEL_GROUPS, beforeRoutes).mount(
+  new LazyGroups(container, PANEL_GROUPS, beforeRoutes, "/api/v1").mount(
     panel,
     "/api/v1",
     lazy,

@@ -64,17 +64,24 @@ export class LazyGroups {
   readonly #container: Container;
   readonly #groups: LazyGroup[];
   readonly #before: () => Promise<unknown>;
+  readonly #name: string;
   readonly #built = new Map<LazyGroup, Promise<Hono<AppEnv>>>();
 
-  /** `before` runs ahead of every load (a module the groups' modules need evaluated first). */
+  /**
+   * `before` runs ahead of every load (a module the groups' modules need
+   * evaluated first); `name` (their base path) sets these groups' part
+   * names apart from another instance's (program_parts.ts).
+   */
   constructor(
     container: Container,
     groups: LazyGroup[],
     before: () => Promise<unknown>,
+    name: string,
   ) {
     this.#container = container;
     this.#groups = groups;
     this.#before = before;
+    this.#name = name;
   }
 
   /** Every group, built, in the order given. */
@@ -113,13 +120,14 @@ export class LazyGroups {
   #build(group: LazyGroup): Promise<Hono<AppEnv>> {
     let built = this.#built.get(group);
     if (!built) {
+      // Only the import is the part: a factory that throws is a bug (500).
       built = this.#container.parts.load(
-        `routes ${group.prefixes.join(" ")}`,
+        `routes ${this.#name} ${group.prefixes.join(" ")}`,
         async () => {
           await this.#before();
-          return (await group.load())(this.#container);
+          return await group.load();
         },
-      );
+      ).then((factory) => factory(this.#container));
       built.catch(() => this.#built.delete(group));
       this.#built.set(group, built);
     }

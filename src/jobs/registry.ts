@@ -11,6 +11,7 @@ import { isLastAttempt } from "./attempts.ts";
 import type { z } from "zod";
 import { type JobKind, payloadSchema } from "./kinds.ts";
 import { classify } from "./settle.ts";
+import { isPartMissing } from "../program_parts.ts";
 import { type JobContext, type JobHandler, Snooze } from "./worker_pool.ts";
 import type { DefineJob, RunnableJob } from "./handlers/job.ts";
 
@@ -75,6 +76,8 @@ export function jobHandler<P>(
       await definition.run(parsed.data, ctx);
     } catch (err) {
       if (err instanceof RetryLater) throw new Snooze(err.delayMs, err.message);
+      // A module the handler loads on first use (the S3 store) is missing.
+      if (isPartMissing(err)) throw unloaded(err);
       if (!definition.onFinalFailure || !isFinalFailure(err, ctx)) throw err;
       // The outcome is recorded where it belongs (the message is failed): the job is done.
       await definition.onFinalFailure(parsed.data, err, ctx);
@@ -94,29 +97,45 @@ export function createJobHandlers(c: Container): Record<JobKind, JobHandler> {
   return out;
 }
 
-function loadHandler<K extends JobKind>(
+/**
+ * How long a job whose handler, or a module it needs, failed to load waits
+ * before it is claimed again (the process needs a restart, see
+ * program_parts.ts).
+ */
+export const UNLOADED_HANDLER_SNOOZE_MS = 60_000;
+
+/** The job goes back without spending an attempt: the fault is the program's. */
+function unloaded(err: unknown): Snooze {
+  return new Snooze(
+    UNLOADED_HANDLER_SNOOZE_MS,
+    `A part of the program the job needs cannot be loaded: ${
+      coerceError(err).message
+    }`,
+  );
+}
+
+/**
+ * Imports a kind's handler and payload schema and builds the handler. A job
+ * whose modules cannot be imported goes back without spending an attempt:
+ * the fault is the program's, and the job runs once the server is
+ * restarted on an intact build. Building it is not the import: a `define`
+ * that throws fails the job as any handler error does.
+ */
+async function loadHandler<K extends JobKind>(
   c: Container,
   kind: K,
 ): Promise<JobHandler> {
   const load = HANDLERS[kind] as () => Promise<DefineJob<K>>;
-  return c.parts.load(`job handler ${kind}`, async () => {
-    const [schema, define] = await Promise.all([payloadSchema(kind), load()]);
-    return jobHandler(kind, schema, define(c));
+  const [schema, define] = await c.parts.load(
+    `job handler ${kind}`,
+    () => Promise.all([payloadSchema(kind), load()]),
+  ).catch((err) => {
+    throw unloaded(err);
   });
+  return jobHandler(kind, schema, define(c));
 }
 
-/**
- * How long a job whose handler failed to load waits before it is claimed
- * again (the process needs a restart, see program_parts.ts).
- */
-export const UNLOADED_HANDLER_SNOOZE_MS = 60_000;
-
-/**
- * A handler that loads the real one on its first call (again, if that
- * failed) and then calls it directly. A job whose handler cannot be loaded
- * goes back without spending an attempt: the fault is the program's, and
- * the job runs once the server is restarted on an intact build.
- */
+/** A handler that loads the real one on its first call (again, if that failed) and then calls it directly. */
 function onFirstUse(load: () => Promise<JobHandler>): JobHandler {
   let loaded: JobHandler | undefined;
   let loading: Promise<JobHandler> | undefined;
@@ -126,12 +145,7 @@ function onFirstUse(load: () => Promise<JobHandler>): JobHandler {
       loading = undefined;
       throw err;
     });
-    return loading.then((handler) => handler(payload, ctx), (err) => {
-      throw new Snooze(
-        UNLOADED_HANDLER_SNOOZE_MS,
-        `The job's handler cannot be loaded: ${coerceError(err).message}`,
-      );
-    });
+    return loading.then((handler) => handler(payload, ctx));
   };
 }
 

@@ -1,5 +1,6 @@
 import { ConfigError } from "../config.ts";
 import type { BlobStore } from "./blob_store.ts";
+import type { ProgramParts } from "../program_parts.ts";
 import { createDiskBlobStore } from "./disk_blob_store.ts";
 import { checkS3Options, type S3BlobStoreOptions } from "./s3_options.ts";
 
@@ -18,6 +19,8 @@ export interface BlobStoreConfig {
 export interface CreateBlobStoreOptions {
   fetch?: typeof fetch;
   clock?: { now(): Date };
+  /** Loads the S3 store's module (see program_parts.ts); a plain import without. */
+  parts?: Pick<ProgramParts, "load">;
 }
 
 /** Builds the store MEDIA_STORE names; throws ConfigError when it is malformed or S3 settings are missing. */
@@ -54,7 +57,7 @@ export function createBlobStore(
         secretAccessKey,
         fetch: opts.fetch,
         clock: opts.clock,
-      });
+      }, opts.parts);
     } catch (err) {
       throw storeError(target, (err as Error).message);
     }
@@ -69,13 +72,21 @@ export function createBlobStore(
  * The S3 store, its module (and aws4fetch) imported on first use so a server
  * with media on disk never loads them; the options are checked now.
  */
-function lazyS3BlobStore(opts: S3BlobStoreOptions): BlobStore {
+function lazyS3BlobStore(
+  opts: S3BlobStoreOptions,
+  parts: Pick<ProgramParts, "load"> | undefined,
+): BlobStore {
   checkS3Options(opts);
   let store: Promise<BlobStore> | undefined;
+  const module = () => import("./s3_blob_store.ts");
   const load = () =>
-    store ??= import("./s3_blob_store.ts").then((m) =>
-      m.createS3BlobStore(opts)
-    );
+    store ??= (parts ? parts.load("S3 media store", module) : module())
+      .then((m) => m.createS3BlobStore(opts))
+      .catch((err) => {
+        // Tried again on the next call (the files may be back).
+        store = undefined;
+        throw err;
+      });
   return {
     kind: "s3",
     put: async (key, body, o) => (await load()).put(key, body, o),

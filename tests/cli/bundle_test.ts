@@ -9,50 +9,14 @@ import assert from "node:assert/strict";
 import { fileURLToPath } from "node:url";
 import { freePort, waitFor } from "../_support/wait.ts";
 import { loadedModules } from "../_support/module_log.ts";
+import { buildBundle, startTaskArgs } from "../../scripts/_bundle.ts";
 
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 const SECRET_KEY = "bundle-test-secret-key-0123456789abcdef";
 
-interface Tasks {
-  build: string;
-  start: { command: string };
-}
-
-async function tasks(): Promise<Tasks> {
-  return JSON.parse(await Deno.readTextFile(`${ROOT}deno.json`)).tasks;
-}
-
-/** A task's `deno ...` command line as arguments of this Deno. */
-function denoArgs(command: string): string[] {
-  const [deno, ...args] = command.split(/\s+/);
-  assert.equal(deno, "deno", command);
-  return args;
-}
-
-/** The build task's `deno bundle` arguments with the output moved to `outdir`. */
-function buildArgs(command: string, outdir: string): string[] {
-  const bundle = command.split("&&").map((c) => c.trim()).find((c) =>
-    c.startsWith("deno bundle ")
-  );
-  assert.ok(bundle, command);
-  const args = denoArgs(bundle);
-  const at = args.indexOf("--outdir");
-  assert.ok(at >= 0 && args[at + 1] === "dist/server", command);
-  args[at + 1] = outdir;
-  return args;
-}
-
 /** Chunks of what main.ts imports dynamically (esbuild names them after the module). */
 const LAZY_CHUNK =
   /\/(libsql_dialect|s3_blob_store|server|dev|admin|social_cli|templates_cli|simulator_cli)-\w+\.js$/;
-
-/** The start task's `deno run` flags, without its script and command. */
-function runFlags(command: string): string[] {
-  const args = denoArgs(command);
-  assert.deepEqual(args.slice(-2), ["dist/server/main.js", "serve"], command);
-  assert.equal(args[0], "run", command);
-  return args.slice(0, -2);
-}
 
 async function run(args: string[], env: Record<string, string>) {
   const out = await new Deno.Command(Deno.execPath(), {
@@ -70,15 +34,16 @@ async function run(args: string[], env: Record<string, string>) {
 Deno.test("the bundle the build task writes migrates, runs admin commands and serves the API and its document", async () => {
   const dir = await Deno.makeTempDir({ prefix: "bm-bundle-" });
   try {
-    const { build, start } = await tasks();
-    await run(buildArgs(build, `${dir}/server`), {});
+    await buildBundle(`${dir}/server`);
     const bundle = `${dir}/server/main.js`;
     const chunks = [...Deno.readDirSync(`${dir}/server`)].map((e) => e.name);
     assert.ok(
       chunks.some((name) => name.startsWith("libsql_dialect-")),
       chunks.join(", "),
     );
-    const flags = runFlags(start.command);
+    const start = await startTaskArgs(`${dir}/server`);
+    assert.deepEqual(start.slice(-2), [bundle, "serve"]);
+    const flags = start.slice(0, -2);
     const port = freePort();
     const env = {
       PORT: String(port),

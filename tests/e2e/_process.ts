@@ -52,10 +52,11 @@ const MAX_OUTPUT_CHARS = 4_000_000;
 export function programCommand(
   args: string[],
   denoFlags: string[] = [],
-  entry = MAIN,
+  runArgs?: string[],
 ): { cmd: string; args: string[] } {
   const bin = Deno.env.get("APP_BIN");
   if (bin) return { cmd: bin, args };
+  if (runArgs) return { cmd: Deno.execPath(), args: [...runArgs, ...args] };
   return {
     cmd: Deno.execPath(),
     // As `deno task dev` runs main.ts: a dynamic import is read when it runs.
@@ -64,7 +65,7 @@ export function programCommand(
       "-A",
       "--unstable-lazy-dynamic-imports",
       ...denoFlags,
-      entry,
+      MAIN,
       ...args,
     ],
   };
@@ -90,9 +91,9 @@ export class Proc {
     args: string[],
     env: Record<string, string>,
     denoFlags: string[] = [],
-    entry?: string,
+    runArgs?: string[],
   ) {
-    const { cmd, args: argv } = programCommand(args, denoFlags, entry);
+    const { cmd, args: argv } = programCommand(args, denoFlags, runArgs);
     this.child = new Deno.Command(cmd, {
       args: argv,
       env: childEnv(env),
@@ -213,8 +214,12 @@ export interface ServerOptions {
   defaultHost?: boolean;
   /** Flags of `deno run` before main.ts (e.g. --cpu-prof); ignored with APP_BIN. */
   denoFlags?: string[];
-  /** A bundle's main.js to run instead of main.ts (see scripts/_bundle.ts); ignored with APP_BIN. */
-  entry?: string;
+  /**
+   * Deno's whole command line up to the program's command (`run`, flags,
+   * a bundle's main.js: the start task's, see scripts/_bundle.ts), instead
+   * of main.ts with denoFlags; ignored with APP_BIN.
+   */
+  runArgs?: string[];
 }
 
 export interface ServerProcess extends AsyncDisposable {
@@ -257,7 +262,7 @@ export async function startServer(
     DATA_DIR: dataDir,
   };
   const startedAt = Date.now();
-  const proc = new Proc([command], env, options.denoFlags, options.entry);
+  const proc = new Proc([command], env, options.denoFlags, options.runArgs);
   await waitUntilServing(
     proc,
     `${baseUrl}/readyz`,

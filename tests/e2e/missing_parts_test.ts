@@ -19,13 +19,11 @@ Deno.test({
     const bundle = await Deno.makeTempDir({ prefix: "bm-e2e-bundle-" });
     try {
       await buildBundle(bundle);
-      // The start task's flags before the bundle's main.js.
-      const args = await startTaskArgs(bundle);
-      const denoFlags = args.slice(1, args.indexOf(`${bundle}/main.js`));
+      // The start task's command line, `dev` for its `serve`.
+      const start = await startTaskArgs(bundle);
       await using server = await startServer({
         command: "dev",
-        entry: `${bundle}/main.js`,
-        denoFlags,
+        runArgs: start.slice(0, -1),
         env: { LOG_LEVEL: "warn" },
       });
       await waitFor(() => server.proc.stdout.includes("(dev mode)"), {
@@ -73,9 +71,11 @@ Deno.test({
         code: "INTERNAL_ERROR",
         message: "Internal server error",
       });
-      const ready = await fetch(`${server.baseUrl}/readyz`);
-      assert.equal(ready.status, 503);
-      await ready.body?.cancel();
+      for (const probe of ["/readyz", "/healthz"]) {
+        const res = await fetch(`${server.baseUrl}${probe}`);
+        assert.equal(res.status, 503, probe);
+        await res.body?.cancel();
+      }
 
       // Accepted: its job's handler is not loaded yet, and cannot be.
       const sent = await call("POST", "/messages", {
@@ -113,7 +113,7 @@ Deno.test({
       assert.equal(message.body.data.status, "queued");
       assert.match(
         server.output(),
-        /A part of the program cannot be loaded.*routes \/webhooks/,
+        /A part of the program cannot be loaded.*routes \/api\/v2 \/webhooks/,
       );
       assert.match(server.output(), /job handler message\.send/);
     } finally {

@@ -4,8 +4,16 @@
 // request included, exactly as the warm one does: same status, same body, the
 // same X-Request-Id and rate limit headers.
 import assert from "node:assert/strict";
+import { type Context, Hono } from "hono";
 import { createApp } from "../../src/http/app.ts";
-import type { Harness, TestResponse } from "../_harness.ts";
+import type { AppEnv } from "../../src/http/env.ts";
+import { handleError } from "../../src/http/errors.ts";
+import {
+  type LazyGroup,
+  LazyGroups,
+  type RouteGroup,
+} from "../../src/http/lazy_routes.ts";
+import { createHarness, type Harness, type TestResponse } from "../_harness.ts";
 import {
   API_PREFIX,
   apiOperations,
@@ -122,3 +130,59 @@ routeTest(
   },
   { engines: ["sqlite"] },
 );
+
+Deno.test("a route group whose module cannot be imported answers 503 and keeps the process not ready, whatever loads after it", async () => {
+  await using h = await createHarness();
+  // A real import that fails, as a chunk deleted under the server does.
+  const gone = new URL("./no_such_routes.ts", import.meta.url).href;
+  const group = (load: LazyGroup["load"]): LazyGroup[] => [
+    { prefixes: ["/things"], load },
+  ];
+  const things = (): RouteGroup => () =>
+    new Hono<AppEnv>().get("/things", (c) => c.json({ ok: true }));
+  const app = new Hono<AppEnv>();
+  app.use("*", async (c, next) => {
+    c.set("requestId", "req_1");
+    c.set("log", h.container.log);
+    await next();
+  });
+  app.onError(handleError);
+  const options = { onError: handleError, notFound, setup: () => {} };
+  // Two instances with the same prefix, as /api/v2 and /api/v1 have.
+  for (
+    const [base, load] of [
+      ["/a", () => import(gone)],
+      ["/b", () => Promise.resolve(things())],
+      // Imported, but its factory throws: a bug, not a missing part.
+      ["/c", () =>
+        Promise.resolve(() => {
+          throw new Error("a bug in the group's factory");
+        })],
+    ] as const
+  ) {
+    const router = new Hono<AppEnv>();
+    new LazyGroups(h.container, group(load), noop, base)
+      .mount(router, base, options);
+    app.route(base, router);
+  }
+  const buggy = await app.request("/c/things");
+  assert.equal(buggy.status, 500);
+  await buggy.body?.cancel();
+  assert.equal(h.container.parts.broken, false);
+  const missing = await app.request("/a/things");
+  assert.equal(missing.status, 503);
+  assert.deepEqual((await missing.json()).error, {
+    code: "INTERNAL_ERROR",
+    message: "Internal server error",
+  });
+  assert.equal((await app.request("/b/things")).status, 200);
+  assert.equal(h.container.parts.broken, true);
+  assert.equal((await h.request("GET", "/readyz")).status, 503);
+  assert.equal((await h.request("GET", "/healthz")).status, 503);
+});
+
+const noop = () => Promise.resolve();
+
+function notFound(c: Context<AppEnv>): Response {
+  return c.json({ error: { code: "NOT_FOUND", message: "none" } }, 404);
+}

@@ -3,7 +3,15 @@ import { createHarness, engineTest } from "../_harness.ts";
 import { AppError } from "../../src/errors.ts";
 import { JOB_KINDS } from "../../src/jobs/kinds.ts";
 import { enqueue, enqueueMany } from "../../src/jobs/queue.ts";
-import { createJobHandlers, isFinalFailure } from "../../src/jobs/registry.ts";
+import { z } from "zod";
+import {
+  createJobHandlers,
+  isFinalFailure,
+  jobHandler,
+  UNLOADED_HANDLER_SNOOZE_MS,
+} from "../../src/jobs/registry.ts";
+import { ProgramParts } from "../../src/program_parts.ts";
+import { Snooze } from "../../src/jobs/worker_pool.ts";
 import { createLogger } from "../../src/log.ts";
 import type { JobContext } from "../../src/jobs/worker_pool.ts";
 
@@ -110,4 +118,35 @@ Deno.test("isFinalFailure() is true for a permanent error or the last attempt, n
   assert.equal(isFinalFailure(transient, contextOf(4, 3)), true);
   assert.equal(isFinalFailure(permanent, contextOf(1, 3)), true);
   assert.equal(isFinalFailure(permanent, contextOf(3, 3, true)), false);
+});
+
+Deno.test("a handler that meets a missing part of the program gives its job back on the last attempt, without the final-failure hook", async () => {
+  const parts = new ProgramParts(createLogger("silent"));
+  // A real import that fails, as a chunk deleted under the server does.
+  const gone = new URL("./no_such_module.ts", import.meta.url).href;
+  const hooked: unknown[] = [];
+  const handler = jobHandler("media.download", z.object({}), {
+    run: () => parts.load("S3 media store", () => import(gone)),
+    onFinalFailure: (_payload, err) => {
+      hooked.push(err);
+      return Promise.resolve();
+    },
+  });
+  await assert.rejects(
+    handler({}, contextOf(3, 3)),
+    (err) =>
+      err instanceof Snooze && err.delayMs === UNLOADED_HANDLER_SNOOZE_MS,
+  );
+  assert.equal(hooked.length, 0);
+  assert.equal(parts.broken, true);
+  // Any other error on the last attempt still ends the job through the hook.
+  const failing = jobHandler("media.download", z.object({}), {
+    run: () => Promise.reject(new Error("connection reset")),
+    onFinalFailure: (_payload, err) => {
+      hooked.push(err);
+      return Promise.resolve();
+    },
+  });
+  await failing({}, contextOf(3, 3));
+  assert.equal(hooked.length, 1);
 });

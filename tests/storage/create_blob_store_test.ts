@@ -1,6 +1,8 @@
 import assert from "node:assert/strict";
 import { ConfigError, loadConfig } from "../../src/config.ts";
 import { createBlobStore } from "../../src/storage/create_blob_store.ts";
+import { createLogger } from "../../src/log.ts";
+import { isPartMissing, ProgramParts } from "../../src/program_parts.ts";
 
 const NO_S3 = {
   endpoint: undefined,
@@ -106,4 +108,30 @@ Deno.test("createBlobStore rejects malformed MEDIA_STORE values", () => {
       },
     );
   }
+});
+
+Deno.test("the S3 store's module is loaded as a part of the program: a failed import is a missing part, and the next call loads it again", async () => {
+  const parts = new ProgramParts(createLogger("silent"));
+  // The first load imports a module that is not there (as a chunk deleted
+  // under the server), the next ones the real one.
+  const gone = new URL("./no_such_store.ts", import.meta.url).href;
+  let loads = 0;
+  const store = createBlobStore({ mediaStore: "s3://bucket/media", s3: S3 }, {
+    parts: {
+      load: (part, load) =>
+        parts.load(part, loads++ ? load : () => import(gone)),
+    },
+  });
+  await assert.rejects(
+    store.presignGet("a/b", { expiresInSeconds: 60 }),
+    (err) => isPartMissing(err),
+  );
+  assert.equal(parts.broken, true);
+  const url = await store.presignGet("a/b", { expiresInSeconds: 60 });
+  assert.match(
+    String(url),
+    /^http:\/\/127\.0\.0\.1:9000\/bucket\/media\/a\/b\?/,
+  );
+  assert.equal(loads, 2);
+  assert.equal(parts.broken, false);
 });
