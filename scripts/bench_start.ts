@@ -5,8 +5,8 @@
  * (e.g. `APP_BIN=dist/bmserver`), that compiled binary instead.
  *
  * `serve` is measured the way `deno task start` runs it: the bundle `deno task build` writes
- * (built once here, first, into a temporary directory), with the start task's own command line (its V8 flags included),
- * read from deno.json so the two cannot drift apart. `serve from source` (`deno run -A
+ * (built once here, first, into a temporary directory), with the start task's own command
+ * line (its V8 flags included), read from deno.json so the two cannot drift apart. `serve from source` (`deno run -A
  * --unstable-lazy-dynamic-imports main.ts serve`, how `deno task dev` and the e2e tests run)
  * is measured too.
  *

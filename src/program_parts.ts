@@ -1,15 +1,14 @@
 /**
  * The parts of the program imported on first use: route groups
- * (http/lazy_routes.ts), job handlers (jobs/registry.ts) and the modules a
- * few routes load. Run with --unstable-lazy-dynamic-imports, as `deno task
- * start` runs it, Deno reads such a module from disk when it is first
- * imported, so a build replaced or deleted under a running server (a
- * rebuild of dist/server in place) makes that import fail. It is the
- * program's fault, not the request's or the job's: the request gets a
- * 503 instead of a 500 (the spec's one 5xx body; the log says which part),
- * the job goes back
- * without spending an attempt (registry.ts), and /readyz answers not ready
- * until the process is restarted on an intact build.
+ * (http/lazy_routes.ts), job handlers (jobs/registry.ts), the S3 store and
+ * the modules a few routes load. Run with --unstable-lazy-dynamic-imports,
+ * as `deno task start` runs it, Deno reads such a module from disk when it
+ * is first imported, so a build replaced or deleted under a running server
+ * (a rebuild of dist/server in place) makes that import fail. It is the
+ * program's fault, not the request's or the job's: the request gets a 503
+ * instead of a 500 (the spec's one 5xx body; the log says which part), the
+ * job goes back without spending an attempt (registry.ts), and /readyz and
+ * /healthz answer 503 until the process is restarted on an intact build.
  */
 import { AppError, coerceError } from "./errors.ts";
 import type { Logger } from "./log.ts";
@@ -27,7 +26,20 @@ export class ProgramParts {
     return this.#failed.size > 0;
   }
 
-  /** Runs `load` (an import, and what builds the part from it); its failure marks the process broken. */
+  /**
+   * `load` as a part loaded once: each call answers the same promise, and
+   * after a failure the next call tries again.
+   */
+  once<T>(part: string, load: () => Promise<T>): () => Promise<T> {
+    let loading: Promise<T> | undefined;
+    return () =>
+      loading ??= this.load(part, load).catch((err) => {
+        loading = undefined;
+        throw err;
+      });
+  }
+
+  /** Runs `load` (an import); its failure marks the process broken. */
   async load<T>(part: string, load: () => Promise<T>): Promise<T> {
     try {
       const loaded = await load();

@@ -6,41 +6,11 @@ import { waitFor } from "../_support/wait.ts";
 import {
   api,
   type ServerProcess,
-  simGet,
   simPost,
   startServer,
   within,
 } from "./_process.ts";
-
-interface Credentials {
-  baseUrl: string;
-  apiKey: string;
-  accountId: string;
-  accountSlug: string;
-  channelId: string;
-  phoneNumber: string;
-  simulatorUrl: string;
-}
-
-/** Waits until this dev process wrote its credentials and registered the demo number at its simulator. */
-async function credentialsOf(server: ServerProcess): Promise<Credentials> {
-  await waitFor(() => server.proc.stdout.includes("(dev mode)"), {
-    timeoutMs: 30_000,
-    what: "the dev banner",
-  }).catch((err) => {
-    throw new Error(`${err.message}\n${server.output()}`);
-  });
-  const credentials: Credentials = JSON.parse(
-    await Deno.readTextFile(`${server.dataDir}/dev-credentials.json`),
-  );
-  await waitFor(async () => {
-    const { numbers } = await simGet(credentials.simulatorUrl, "numbers");
-    return numbers.some((n: { displayPhoneNumber: string }) =>
-      `+${n.displayPhoneNumber}` === credentials.phoneNumber
-    );
-  }, { timeoutMs: 10_000, what: "the demo number at the simulator" });
-  return credentials;
-}
+import { type Credentials, credentialsOf } from "./_dev.ts";
 
 /** A customer writes through the dev simulator; the reply must reach read. */
 async function chatRoundTrip(

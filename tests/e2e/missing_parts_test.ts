@@ -8,7 +8,8 @@ import assert from "node:assert/strict";
 import { DatabaseSync } from "node:sqlite";
 import { buildBundle, startTaskArgs } from "../../scripts/_bundle.ts";
 import { waitFor } from "../_support/wait.ts";
-import { api, simGet, simPost, startServer } from "./_process.ts";
+import { api, simPost, startServer } from "./_process.ts";
+import { credentialsOf } from "./_dev.ts";
 
 Deno.test({
   name:
@@ -26,19 +27,9 @@ Deno.test({
         runArgs: start.slice(0, -1),
         env: { LOG_LEVEL: "warn" },
       });
-      await waitFor(() => server.proc.stdout.includes("(dev mode)"), {
-        timeoutMs: 30_000,
-        what: "the dev banner",
-      });
-      const c = JSON.parse(
-        await Deno.readTextFile(`${server.dataDir}/dev-credentials.json`),
-      );
+      const c = await credentialsOf(server);
       const call = (method: string, path: string, body?: unknown) =>
         api(server.baseUrl, c.apiKey, method, path, { body });
-      await waitFor(async () => {
-        const { numbers } = await simGet(c.simulatorUrl, "numbers");
-        return numbers.length > 0;
-      }, { timeoutMs: 10_000, what: "the demo number at the simulator" });
 
       // A customer writes (a reply is in its window) and the message routes
       // are loaded; then the build goes away.

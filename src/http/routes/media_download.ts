@@ -8,11 +8,9 @@ const media = () => import("../../domain/media/media_service.ts");
 /** GET /media/download/:id?expires&signature: the bytes behind a URL this server signed (on PUBLIC_BASE_URL). */
 export function mediaDownloadRoutes(container: Container): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
+  const service = container.parts.once("media download", media);
   app.get("/media/download/:id", async (c) => {
-    const { openSignedMedia } = await container.parts.load(
-      "media download",
-      media,
-    );
+    const { openSignedMedia } = await service();
     const file = await openSignedMedia(container, {
       mediaId: c.req.param("id"),
       expires: c.req.query("expires"),

@@ -12,14 +12,14 @@ import {
 
 /** The inbound domain (and zod, which parses Meta's payloads), imported on the first callback. */
 const inbound = () => import("../../domain/inbound/inbound_service.ts");
-const INTAKE = "Meta webhook intake";
 
 /** Upstream callbacks: the verification handshake and signed event deliveries. */
 export function metaWebhookRoutes(container: Container): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
   const gate = new WebhookGate(container.clock);
+  const intake = container.parts.once("Meta webhook intake", inbound);
   app.get("/meta/webhook", async (c) => {
-    const { verifyHandshake } = await container.parts.load(INTAKE, inbound);
+    const { verifyHandshake } = await intake();
     const challenge = verifyHandshake(container, {
       mode: c.req.query("hub.mode"),
       token: c.req.query("hub.verify_token"),
@@ -53,8 +53,7 @@ export function metaWebhookRoutes(container: Container): Hono<AppEnv> {
     const verified = check.matches();
     ticket.done(!verified);
     if (!verified) throw badSignature();
-    await (await container.parts.load(INTAKE, inbound))
-      .acceptMetaWebhook(container, raw);
+    await (await intake()).acceptMetaWebhook(container, raw);
     return c.text("EVENT_RECEIVED", 200);
   });
   return app;
