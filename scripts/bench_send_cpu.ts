@@ -1,7 +1,8 @@
 // deno-lint-ignore-file no-console
 /**
  * CPU per POST /messages, in one process:
- * `deno run -A scripts/bench_send_cpu.ts [--requests 20000] [--rounds 3] [--concurrency 32]`.
+ * `deno run -A scripts/bench_send_cpu.ts [--requests 20000] [--rounds 3] [--concurrency 32]
+ *   [--statements 0]`.
  *
  * The body of ../shared/bench/send.lua.tmpl (template `order_update` with
  * two text parameters) to a pool of 10,000 numbers +1555xxxxxxx, each sent
@@ -13,12 +14,21 @@
  * system from /proc, the checkpointer thread included) per request and
  * the wall time. CPU, not wall time, is the figure that holds on a shared
  * machine: alternate two checkouts and compare the lowest round of each
- * (add --v8-flags=--trace-gc to see the collections).
+ * (add --v8-flags=--trace-gc to see the collections). With --statements 1,
+ * the statements by text (count and time inside each, per send) of each
+ * round.
  */
 import { benchHarness, cpuMs, post } from "./_bench_cpu.ts";
 import { numberFlags } from "./_bench.ts";
+import { printStatements, StatementTimer } from "./_bench_statements.ts";
 
-const flags = numberFlags({ requests: 20_000, rounds: 3, concurrency: 32 });
+const flags = numberFlags({
+  requests: 20_000,
+  rounds: 3,
+  concurrency: 32,
+  statements: 0,
+});
+const statements = new StatementTimer(flags.statements !== 0);
 const POOL = 10_000;
 
 await using h = await benchHarness({ LOG_LEVEL: "error" });
@@ -48,6 +58,7 @@ async function load(count: number, pick: (i: number) => number) {
 
 await load(POOL, (i) => i); // every recipient once: contacts, conversations
 for (let r = 0; r < flags.rounds; r++) {
+  statements.take();
   const cpu0 = cpuMs();
   const wall0 = performance.now();
   await load(flags.requests, () => Math.floor(Math.random() * POOL));
@@ -59,4 +70,12 @@ for (let r = 0; r < flags.rounds; r++) {
       (cpu * 1000 / flags.requests).toFixed(1)
     } us per send, wall ${(performance.now() - wall0).toFixed(0)} ms`,
   );
+  if (flags.statements) {
+    printStatements(
+      `round ${r + 1}`,
+      statements.take(),
+      flags.requests,
+      "send",
+    );
+  }
 }
