@@ -1,4 +1,3 @@
-import { dirname, join, resolve, sep } from "node:path";
 import { toHex } from "../crypto.ts";
 import {
   assertBlobKey,
@@ -17,12 +16,25 @@ interface Header {
   contentType: string | null;
 }
 
+type NodePath = typeof import("node:path");
+let loadedPath: NodePath | undefined;
+
+/**
+ * node:path, loaded on first use (as crypto.ts loads node:crypto): importing
+ * it at start cost 4-9 ms, and a server may never touch its media.
+ */
+function nodePath(): NodePath {
+  return loadedPath ??= process.getBuiltinModule("node:path") as NodePath;
+}
+
 /** A blob store in a local directory; every put is a temp file, fsync, then an atomic rename. */
 export function createDiskBlobStore(rootDir: string): BlobStore {
-  const root = resolve(rootDir);
+  let root: string | undefined;
 
   function pathOf(key: string): string {
     assertBlobKey(key);
+    const { join, resolve, sep } = nodePath();
+    root ??= resolve(rootDir);
     const path = join(root, ...key.split("/"));
     // Defence in depth: assertBlobKey already makes escaping impossible.
     if (!path.startsWith(root + sep)) {
@@ -36,6 +48,7 @@ export function createDiskBlobStore(rootDir: string): BlobStore {
 
     async put(key, body, opts) {
       const path = pathOf(key);
+      const { dirname, join } = nodePath();
       const dir = dirname(path);
       await Deno.mkdir(dir, { recursive: true });
       const header = encodeHeader({ contentType: opts.contentType });

@@ -1,6 +1,5 @@
-import { Buffer } from "node:buffer";
 import type { Hmac } from "node:crypto";
-import { nodeCrypto } from "../crypto.ts";
+import { fromHex, nodeCrypto } from "../crypto.ts";
 
 const PREFIX = "sha256=";
 const HEADER_REGEXP = /^sha256=([0-9a-f]{64})$/i;
@@ -42,7 +41,7 @@ export class MetaSignatureCheck {
   constructor(appSecret: string | undefined, header: string | null) {
     const hex = HEADER_REGEXP.exec(header?.trim() ?? "")?.[1];
     const ok = !!appSecret && hex !== undefined;
-    this.#given = ok ? Buffer.from(hex, "hex") : null;
+    this.#given = ok ? fromHex(hex) : null;
     this.#hmac = ok ? nodeCrypto().createHmac("sha256", appSecret) : null;
   }
 
