@@ -77,6 +77,18 @@ export function handleError(err: Error, c: Context<AppEnv>): Response {
         String(Math.max(1, Math.ceil(err.retryAfterMs / 1000))),
       );
     }
+    if (status === 503) {
+      // Overloaded, a dependency down, not ready, or a part of the program
+      // missing (program_parts.ts logs that once, at error): a state, not a
+      // fault of this request. A probe every few seconds or a retrying
+      // client would otherwise log an error and its stack each time.
+      c.get("log")?.warn("Request refused: service unavailable", {
+        code: err.code,
+        reason: err.message,
+        ...(err.cause === undefined ? {} : { cause: err.cause }),
+      });
+      return internal(c, status);
+    }
     if (status >= 500) {
       c.get("log")?.error("Request failed", { err, code: err.code });
       return internal(c, status);

@@ -95,3 +95,40 @@ Deno.test("a closed database gives the fixed 500 body and /readyz 503", async ()
   assert.doesNotMatch(JSON.stringify(down.body), LEAK_REGEXP);
   assert.equal((await h.request("GET", "/healthz", { key: null })).status, 200);
 });
+
+/** The JSON log lines written to stderr (warn and error) while `run` runs. */
+async function stderrLog(run: () => Promise<void>) {
+  const lines: Record<string, unknown>[] = [];
+  // deno-lint-ignore no-console
+  const original = console.error;
+  // deno-lint-ignore no-console
+  console.error = (text: string) => lines.push(JSON.parse(text));
+  try {
+    await run();
+  } finally {
+    // deno-lint-ignore no-console
+    console.error = original;
+  }
+  return lines;
+}
+
+Deno.test("a 503 logs a warning with its reason and no stack; a 500 logs an error with its stack", async () => {
+  await using h = await createHarness({ env: { LOG_LEVEL: "warn" } });
+  await h.container.db.destroy();
+  const probe = await stderrLog(async () => {
+    const down = await h.request("GET", "/readyz", { key: null });
+    assert.equal(down.status, 503);
+  });
+  assert.equal(probe.length, 1, JSON.stringify(probe));
+  assert.equal(probe[0]!.level, "warn");
+  assert.equal(probe[0]!.msg, "Request refused: service unavailable");
+  assert.equal(probe[0]!.reason, "Service is not ready: database unreachable");
+  assert.doesNotMatch(JSON.stringify(probe), /stack/);
+  const failed = await stderrLog(async () => {
+    assert.equal((await h.request("GET", CONTACTS)).status, 500);
+  });
+  assert.ok(
+    failed.some((l) => l.level === "error" && /stack/.test(JSON.stringify(l))),
+    JSON.stringify(failed),
+  );
+});
