@@ -229,18 +229,15 @@ class ImmediateSqliteDialect extends SqliteDialect {
 
 /**
  * The directory part of a file path ("." for a bare name), as node:path's
- * dirname gives it for the paths a DATABASE_URL holds; importing node:path
- * cost 4-9 ms at start for this one call.
+ * dirname gives it for the paths a DATABASE_URL holds (a trailing "/" is
+ * not one); importing node:path cost 4-9 ms at start for this one call.
+ * Windows paths (drive letters, UNC shares) go to node:path itself.
  */
 export function parentDir(path: string): string {
-  const windows = Deno.build.os === "windows";
-  const at = windows
-    ? Math.max(path.lastIndexOf("/"), path.lastIndexOf("\\"))
-    : path.lastIndexOf("/");
-  if (at < 0) return ".";
-  // A root keeps its separator: "/app.db" -> "/", "C:\app.db" -> "C:\".
-  const end = at === 0 || (windows && at === 2 && path[1] === ":")
-    ? at + 1
-    : at;
-  return path.slice(0, end);
+  if (Deno.build.os === "windows") {
+    return (process.getBuiltinModule("node:path") as typeof import("node:path"))
+      .dirname(path);
+  }
+  const at = path.lastIndexOf("/");
+  return at < 0 ? "." : at === 0 ? "/" : path.slice(0, at);
 }

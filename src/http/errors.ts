@@ -77,15 +77,16 @@ export function handleError(err: Error, c: Context<AppEnv>): Response {
         String(Math.max(1, Math.ceil(err.retryAfterMs / 1000))),
       );
     }
-    if (status === 503) {
-      // Overloaded, a dependency down, not ready, or a part of the program
-      // missing (program_parts.ts logs that once, at error): a state, not a
-      // fault of this request. A probe every few seconds or a retrying
-      // client would otherwise log an error and its stack each time.
+    if (status === 503 && err.cause === undefined) {
+      // A state, not a failure with an error behind it: not ready (a probe
+      // every few seconds), a restart needed (the missing part was logged
+      // once, at error, by program_parts.ts), the webhook gate refusing a
+      // flood. A warning with the reason; an error and its stack each time
+      // filled the log. A 503 with a cause (storage or Meta unreachable, a
+      // part that failed to load under this request) stays an error below.
       c.get("log")?.warn("Request refused: service unavailable", {
         code: err.code,
         reason: err.message,
-        ...(err.cause === undefined ? {} : { cause: err.cause }),
       });
       return internal(c, status);
     }

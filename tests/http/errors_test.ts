@@ -2,6 +2,11 @@
 // failures that must not leak, and the health endpoints.
 import assert from "node:assert/strict";
 import { sql } from "kysely";
+import { Hono } from "hono";
+import { AppError } from "../../src/errors.ts";
+import { handleError } from "../../src/http/errors.ts";
+import type { AppEnv } from "../../src/http/env.ts";
+import { createLogger } from "../../src/log.ts";
 import { createHarness, type TestResponse } from "../_harness.ts";
 import { API_PREFIX, assertErrorBody } from "./_routes.ts";
 
@@ -102,7 +107,13 @@ async function stderrLog(run: () => Promise<void>) {
   // deno-lint-ignore no-console
   const original = console.error;
   // deno-lint-ignore no-console
-  console.error = (text: string) => lines.push(JSON.parse(text));
+  console.error = (text: string) => {
+    try {
+      lines.push(JSON.parse(text));
+    } catch {
+      lines.push({ text });
+    }
+  };
   try {
     await run();
   } finally {
@@ -112,7 +123,7 @@ async function stderrLog(run: () => Promise<void>) {
   return lines;
 }
 
-Deno.test("a 503 logs a warning with its reason and no stack; a 500 logs an error with its stack", async () => {
+Deno.test("a 503 without a cause logs a warning with its reason and no stack; a 500 logs an error with its stack", async () => {
   await using h = await createHarness({ env: { LOG_LEVEL: "warn" } });
   await h.container.db.destroy();
   const probe = await stderrLog(async () => {
@@ -130,5 +141,34 @@ Deno.test("a 503 logs a warning with its reason and no stack; a 500 logs an erro
   assert.ok(
     failed.some((l) => l.level === "error" && /stack/.test(JSON.stringify(l))),
     JSON.stringify(failed),
+  );
+});
+
+Deno.test("a 503 with a cause (a dependency's error) stays an error with the cause", async () => {
+  const app = new Hono<AppEnv>();
+  app.use("*", async (c, next) => {
+    c.set("log", createLogger("warn"));
+    await next();
+  });
+  app.onError(handleError);
+  app.get("/", () => {
+    throw new AppError(
+      "SERVICE_UNAVAILABLE",
+      "Cannot read blob: storage is unreachable",
+      {
+        cause: new TypeError("error sending request: connection refused"),
+      },
+    );
+  });
+  const lines = await stderrLog(async () => {
+    const res = await app.request("/");
+    assert.equal(res.status, 503);
+    assert.deepEqual((await res.json()).error, INTERNAL);
+  });
+  assert.equal(lines.length, 1, JSON.stringify(lines));
+  assert.equal(lines[0]!.level, "error");
+  assert.match(
+    JSON.stringify(lines[0]),
+    /storage is unreachable.*connection refused/,
   );
 });
