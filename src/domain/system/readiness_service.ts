@@ -10,6 +10,8 @@ export type Readiness =
       | "database unreachable"
       | "migrations pending"
       | "a part of the program failed to load";
+    /** The database's own error, for the log (a 503's body never carries it). */
+    detail?: string;
   };
 
 /**
@@ -28,7 +30,11 @@ export async function checkReadiness(
       return { ready: false, reason: "migrations pending" };
     }
     return { ready: true };
-  } catch {
-    return { ready: false, reason: "database unreachable" };
+  } catch (err) {
+    return {
+      ready: false,
+      reason: "database unreachable",
+      detail: err instanceof Error ? err.message : String(err),
+    };
   }
 }

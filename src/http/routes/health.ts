@@ -23,10 +23,13 @@ export function healthRoutes(container: Container): Hono<AppEnv> {
   app.get("/readyz", async (c) => {
     const result = await checkReadiness(container);
     if (result.ready) return c.json({ status: "ready" });
-    // The one onError renders it: the error envelope, 503.
+    // The one onError renders it: the error envelope, 503 (the message,
+    // with the database's error, goes to the log, not to the client).
     throw new AppError(
       "SERVICE_UNAVAILABLE",
-      `Service is not ready: ${result.reason}`,
+      `Service is not ready: ${result.reason}${
+        result.detail ? ` (${result.detail})` : ""
+      }`,
     );
   });
   return app;
