@@ -31,12 +31,7 @@ export class ProgramParts {
    * after a failure the next call tries again.
    */
   once<T>(part: string, load: () => Promise<T>): () => Promise<T> {
-    let loading: Promise<T> | undefined;
-    return () =>
-      loading ??= this.load(part, load).catch((err) => {
-        loading = undefined;
-        throw err;
-      });
+    return loadOnce(() => this.load(part, load));
   }
 
   /** Runs `load` (an import); its failure marks the process broken. */
@@ -63,6 +58,19 @@ export class ProgramParts {
       throw missing;
     }
   }
+}
+
+/**
+ * `load` run once: each call answers the same promise, and after a failure
+ * the next call runs it again (the files may be back).
+ */
+export function loadOnce<T>(load: () => Promise<T>): () => Promise<T> {
+  let loading: Promise<T> | undefined;
+  return () =>
+    loading ??= load().catch((err) => {
+      loading = undefined;
+      throw err;
+    });
 }
 
 const thrown = new WeakSet<object>();

@@ -1,6 +1,6 @@
 import { ConfigError } from "../config.ts";
 import type { BlobStore } from "./blob_store.ts";
-import type { ProgramParts } from "../program_parts.ts";
+import { loadOnce, type ProgramParts } from "../program_parts.ts";
 import { createDiskBlobStore } from "./disk_blob_store.ts";
 import { checkS3Options, type S3BlobStoreOptions } from "./s3_options.ts";
 
@@ -77,16 +77,11 @@ function lazyS3BlobStore(
   parts: Pick<ProgramParts, "load"> | undefined,
 ): BlobStore {
   checkS3Options(opts);
-  let store: Promise<BlobStore> | undefined;
   const module = () => import("./s3_blob_store.ts");
-  const load = () =>
-    store ??= (parts ? parts.load("S3 media store", module) : module())
+  const load = loadOnce(() =>
+    (parts ? parts.load("S3 media store", module) : module())
       .then((m) => m.createS3BlobStore(opts))
-      .catch((err) => {
-        // Tried again on the next call (the files may be back).
-        store = undefined;
-        throw err;
-      });
+  );
   return {
     kind: "s3",
     put: async (key, body, o) => (await load()).put(key, body, o),
