@@ -4,7 +4,7 @@
  *
  *   1. GET /account latency with nothing else going on (baseline);
  *   2. server CPU per forged 3 MB post that is read, hashed and refused 401
- *      (sequential, until the gate refuses the address unread);
+     (sequential, 20 posts: without TRUSTED_PROXIES no address is refused);
  *   3. --flood loops posting forged 3 MB bodies for --duration s, with
  *      GET /account timed meanwhile; server CPU per forged post and statuses.
  *

@@ -60,6 +60,7 @@ function appEnv(dataDir: string, port: number): Record<string, string> {
     MEDIA_STORE: `file:${dataDir}/media`,
     SECRET_KEY,
     PUBLIC_BASE_URL: `http://${HOST}:${port}`,
+    META_APP_SECRET: "bench-start-app-secret",
     LOG_LEVEL: "warn",
   };
 }

@@ -1,4 +1,5 @@
 import type { LogLevel } from "./log.ts";
+import { IpRanges } from "./net/ip_range.ts";
 
 // The environment is read by hand rather than with zod, so `serve` does not
 // load zod before it is ready; the rules and messages are zod's (z.coerce,
@@ -127,6 +128,12 @@ const hostList: Read<string[]> = (raw, problems, at) => {
   return hosts;
 };
 
+const ipRanges: Read<IpRanges> = (raw, problems, at) => {
+  const { ranges, problems: bad } = IpRanges.parse(raw);
+  for (const message of bad) problems.push({ message, at });
+  return ranges;
+};
+
 /** A variable with a default (a string, read like a set value) or none (undefined when unset). */
 type Field = [Read<unknown>, string?];
 
@@ -167,6 +174,15 @@ const ENV = {
   SOCIAL_CALLS_PER_HOUR: [num({ int: true, min: 1, max: 100_000 }), "120"],
   // How long one /meta/webhook body may take to arrive: a trickled body holds a read slot.
   META_WEBHOOK_READ_TIMEOUT_MS: [num({ int: true, min: 1 }), "10000"],
+  // Bodies read before their signature is known, all senders together (webhook_gate.ts).
+  META_WEBHOOK_MAX_READS: [num({ int: true, min: 1, max: 4096 }), "16"],
+  META_WEBHOOK_MAX_BUFFERED_BYTES: [
+    num({ int: true, min: 3 * 1024 * 1024 }),
+    String(16 * 1024 * 1024),
+  ],
+  META_WEBHOOK_MIN_BYTES_PER_SECOND: [num({ int: true, min: 1 }), "65536"],
+  TRUSTED_PROXIES: [ipRanges, ""],
+  AGENT_RATE_LIMIT: [num({ int: true, min: 1, max: 1_000_000 }), "600"],
   // Longer than the Graph API timeout (15 s), so a deploy lets in-flight sends finish.
   SHUTDOWN_DRAIN_MS: [num({ int: true, min: 0 }), "20000"],
 } satisfies Record<string, Field>;
@@ -222,6 +238,16 @@ export interface Config {
   readonly metaGraphUrl: string;
   readonly metaAppSecret: string | undefined;
   readonly metaWebhookReadTimeoutMs: number;
+  /** Bounds on /meta/webhook bodies read before their signature is known (src/http/webhook_gate.ts). */
+  readonly metaWebhookGate: {
+    readonly maxReads: number;
+    readonly maxBufferedBytes: number;
+    readonly minBytesPerSecond: number;
+  };
+  /** Peers whose X-Forwarded-For is believed (src/http/client_address.ts); empty: none. */
+  readonly trustedProxies: IpRanges;
+  /** Requests per minute of each agent (user token or panel session). */
+  readonly agentRateLimit: number;
   readonly metaVerifyToken: string | undefined;
   readonly secretKey: string | undefined;
   readonly workers: number;
@@ -283,6 +309,13 @@ export function loadConfig(
     metaGraphUrl: e.META_GRAPH_URL.replace(/\/+$/, ""),
     metaAppSecret: e.META_APP_SECRET,
     metaWebhookReadTimeoutMs: e.META_WEBHOOK_READ_TIMEOUT_MS,
+    metaWebhookGate: Object.freeze({
+      maxReads: e.META_WEBHOOK_MAX_READS,
+      maxBufferedBytes: e.META_WEBHOOK_MAX_BUFFERED_BYTES,
+      minBytesPerSecond: e.META_WEBHOOK_MIN_BYTES_PER_SECOND,
+    }),
+    trustedProxies: e.TRUSTED_PROXIES,
+    agentRateLimit: e.AGENT_RATE_LIMIT,
     metaVerifyToken: e.META_VERIFY_TOKEN,
     secretKey: e.SECRET_KEY,
     workers: e.WORKERS,
@@ -309,6 +342,11 @@ export function assertServeConfig(config: Config): void {
   if (!config.publicBaseUrl) {
     throw new ConfigError(
       "Cannot start serve: set PUBLIC_BASE_URL (this server's public origin, e.g. https://api.example.com; signed media URLs are built from it, never from a request's Host header)",
+    );
+  }
+  if (!config.metaAppSecret) {
+    throw new ConfigError(
+      "Cannot start serve: set META_APP_SECRET (your Meta app's secret, under App settings > Basic in the app dashboard; every post to /meta/webhook is verified with it, and without it no inbound message or status could be accepted)",
     );
   }
 }

@@ -73,6 +73,8 @@ export interface HarnessOptions {
   containerOverrides?: Omit<ContainerOverrides, "clock" | "log">;
   /** Runs on the fresh database before it is migrated to the latest version. */
   beforeMigrate?: (db: Container["db"]) => Promise<void>;
+  /** As `dev` (the default: /metrics open to loopback) or `serve` runs the app. */
+  mode?: "serve" | "dev";
 }
 
 let tenantCounter = 0;
@@ -106,7 +108,10 @@ export async function createHarness(
   });
   await options.beforeMigrate?.(container.db);
   await migrateToLatest(container.db);
-  const app = createApp(container, options.extensions?.(container));
+  const app = createApp(container, {
+    ...options.extensions?.(container),
+    mode: options.mode ?? "dev",
+  });
 
   async function makeKey(accountId: string, scopes: Scope[]): Promise<string> {
     return (await createApiKey(container, {

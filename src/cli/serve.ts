@@ -13,7 +13,7 @@ export async function serveCommand(_args: string[]): Promise<number> {
   await migrateToLatest(container.db);
   const running = serve(
     container,
-    createApp(container),
+    createApp(container, { mode: "serve" }),
     startBackground(container),
   );
   const signal = await waitForShutdownSignal();
@@ -50,7 +50,7 @@ export async function devCommand(_args: string[]): Promise<number> {
   });
   await using container = createContainer(config);
   await migrateToLatest(container.db);
-  const running = serve(container, createApp(container), [
+  const running = serve(container, createApp(container, { mode: "dev" }), [
     ...startBackground(container),
     { name: "simulator", stop: () => simulator.stop() },
   ]);

@@ -1,7 +1,7 @@
 // Pure IP classification for outbound requests (SSRF defence). IPv4 is a
 // deny list of special-purpose ranges; IPv6 is an allow list (global unicast
 // 2000::/3) minus its special ranges, so unassigned space is never dialled.
-import { formatIpv4, parseIpv4, parseIpv6 } from "./ip_parse.ts";
+import { formatIpv4, parseIpv4, parseIpv6 } from "../net/ip_parse.ts";
 
 export type BlockReason =
   | "unspecified"

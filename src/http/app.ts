@@ -5,12 +5,15 @@ import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { Container } from "../container.ts";
 import { AppError } from "../errors.ts";
 import { newId } from "../ids.ts";
+import { systemClock } from "../clock.ts";
 import { authenticate } from "../domain/accounts/account_service.ts";
 import type { AppEnv } from "./env.ts";
 import { errorBody, handleError } from "./errors.ts";
 import { LazyGroups, lazyRoutePath } from "./lazy_routes.ts";
 import { authentication } from "./auth.ts";
-import { rateLimit } from "./rate_limit.ts";
+import { RateLimiter } from "./rate_limit.ts";
+import { clientAddress } from "./client_address.ts";
+import { WEBHOOK_GATE_LIMITS, WebhookGate } from "./webhook_gate.ts";
 import { healthRoutes } from "./routes/health.ts";
 import { docsRoutes } from "./routes/docs.ts";
 import { mediaDownloadRoutes } from "./routes/media_download.ts";
@@ -102,12 +105,19 @@ export interface AppExtensions {
   api?: OpenAPIHono<AppEnv>[];
 }
 
-/** Builds the HTTP app: request id and logging, public routes, then /api/v2 behind auth and rate limit. */
+/** How the app is run: `dev` serves /metrics to loopback clients without METRICS_TOKEN; `serve` never does. */
+export interface AppOptions extends AppExtensions {
+  mode?: "serve" | "dev";
+}
+
+/** Builds the HTTP app: client address, request id and logging, public routes, then /api/v2 behind auth and rate limit. */
 export function createApp(
   container: Container,
-  extensions: AppExtensions = {},
+  options: AppOptions = {},
 ): Hono<AppEnv> {
+  const config = container.config;
   const app = new Hono<AppEnv>();
+  app.use("*", clientAddress(config.trustedProxies));
   app.use("*", async (c, next) => {
     const requestId = newId();
     const log = container.log.child({ requestId });
@@ -134,6 +144,7 @@ export function createApp(
       path: c.req.path,
       status: c.res.status,
       ms: Math.round(ms * 10) / 10,
+      client: c.var.client.address,
     });
   });
   app.onError(handleError);
@@ -141,10 +152,22 @@ export function createApp(
 
   app.route("/", healthRoutes(container));
   app.route("/", docsRoutes());
-  app.route("/", metaWebhookRoutes(container));
+  // Real time, whatever the container's clock: it paces bytes arriving on sockets.
+  const gate = new WebhookGate(systemClock, {
+    ...WEBHOOK_GATE_LIMITS,
+    maxReads: config.metaWebhookGate.maxReads,
+    maxBufferedBytes: config.metaWebhookGate.maxBufferedBytes,
+    minBytesPerSecond: config.metaWebhookGate.minBytesPerSecond,
+    maxReadMs: config.metaWebhookReadTimeoutMs,
+  }, {
+    events: {
+      refused: (reason) => container.metrics.unverifiedRefused.inc({ reason }),
+    },
+  });
+  app.route("/", metaWebhookRoutes(container, gate));
   app.route("/", mediaDownloadRoutes(container));
-  app.route("/", metricsRoutes(container));
-  for (const group of extensions.root ?? []) app.route("/", group);
+  app.route("/", metricsRoutes(container, { gate, mode: options.mode }));
+  for (const group of options.root ?? []) app.route("/", group);
 
   const apiGroups = new LazyGroups(
     container,
@@ -159,8 +182,12 @@ export function createApp(
       () => import("./openapi_document.ts"),
     );
     return c.json(
-      openApiDocument([...await apiGroups.all(), ...extensions.api ?? []]),
+      openApiDocument([...await apiGroups.all(), ...options.api ?? []]),
     );
+  });
+  // One limiter for every route group of /api/v2 and /api/v1: one bucket per credential.
+  const limiter = new RateLimiter(container.clock, {
+    agentLimit: config.agentRateLimit,
   });
   const lazy = {
     onError: handleError,
@@ -170,13 +197,13 @@ export function createApp(
         c.header("X-Request-Id", c.var.requestId);
         await next();
       });
-      guard(sub, container);
+      guard(sub, container, limiter);
     },
   };
   // Before guard: a group's sub-app runs its own (see lazy_routes.ts).
   apiGroups.mount(api, "/api/v2", lazy);
-  guard(api, container);
-  for (const group of extensions.api ?? []) api.route("/", group);
+  guard(api, container, limiter);
+  for (const group of options.api ?? []) api.route("/", group);
 
   app.route("/api/v2", api);
   const panel = new Hono<AppEnv>();
@@ -185,7 +212,7 @@ export function createApp(
     "/api/v1",
     lazy,
   );
-  guard(panel, container);
+  guard(panel, container, limiter);
   app.route("/api/v1", panel);
   return app;
 }
@@ -205,7 +232,11 @@ function notFound(c: Context<AppEnv>): Response {
  * The bearer credential, body limit, JSON-only bodies and the per-key rate
  * limit, in that order: an anonymous caller gets 401, never 413 or 415.
  */
-function guard(router: Hono<AppEnv>, container: Container): void {
+function guard(
+  router: Hono<AppEnv>,
+  container: Container,
+  limiter: RateLimiter,
+): void {
   router.use(
     "*",
     authentication((token) => authenticate(container, token)),
@@ -240,5 +271,5 @@ function guard(router: Hono<AppEnv>, container: Container): void {
     }
     await next();
   });
-  router.use("*", rateLimit(container.clock));
+  router.use("*", limiter.middleware());
 }

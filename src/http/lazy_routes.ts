@@ -147,6 +147,7 @@ export class LazyGroups {
       // comes from the sub-app's own guard).
       c.set("requestId", outer.get("requestId"));
       c.set("log", outer.get("log"));
+      c.set("client", outer.get("client"));
       await next();
       (outer as MatchedContext)[PATTERN] = routePath(c, -1);
     });

@@ -1,6 +1,7 @@
 import type { MiddlewareHandler } from "hono";
 import { AppError } from "../errors.ts";
 import type { Clock } from "../clock.ts";
+import type { Principal } from "../domain/accounts/account.ts";
 import type { AppEnv } from "./env.ts";
 
 interface Bucket {
@@ -10,52 +11,80 @@ interface Bucket {
 
 const MAX_BUCKETS = 100_000;
 
+/** The bucket a principal draws from: its API key, or its agent (every token and session of it). */
+function bucketKey(principal: Principal): string {
+  return principal.kind === "key"
+    ? `key:${principal.keyId}`
+    : `agent:${principal.agentId}`;
+}
+
 /**
- * Per-credential token bucket: `limit` requests per minute, refilled
- * continuously. Kept in memory: each instance enforces its own quota.
+ * One token bucket per credential for the whole process, shared by every
+ * route of /api/v2 and /api/v1: capacity = the limit, refilled at
+ * limit / 60 per second. So a credential gets at most `limit` requests in
+ * a burst and at most 2 × limit in any 60 s window. Kept in memory: each
+ * instance counts on its own.
  */
-export function rateLimit(clock: Clock): MiddlewareHandler<AppEnv> {
-  const buckets = new Map<string, Bucket>();
-  return async (c, next) => {
-    const principal = c.get("principal");
-    const id = principal.kind === "key" ? principal.keyId : principal.agentId;
-    const limit = principal.rateLimit;
-    const perMs = limit / 60_000;
-    const nowMs = clock.now().getTime();
-    let bucket = buckets.get(id);
-    if (!bucket) {
-      if (buckets.size >= MAX_BUCKETS) buckets.clear();
-      bucket = { tokens: limit, updatedMs: nowMs };
-      buckets.set(id, bucket);
-    }
-    bucket.tokens = Math.min(
-      limit,
-      bucket.tokens + (nowMs - bucket.updatedMs) * perMs,
-    );
-    bucket.updatedMs = nowMs;
-    const fullInMs = (limit - bucket.tokens) / perMs;
-    c.header("X-RateLimit-Limit", String(limit));
-    if (bucket.tokens < 1) {
-      const waitMs = (1 - bucket.tokens) / perMs;
-      c.header("X-RateLimit-Remaining", "0");
+export class RateLimiter {
+  readonly #clock: Clock;
+  readonly #agentLimit: number;
+  readonly #buckets = new Map<string, Bucket>();
+
+  /** `agentLimit`: requests per minute of each agent (AGENT_RATE_LIMIT); a key has its own. */
+  constructor(clock: Clock, options: { agentLimit: number }) {
+    this.#clock = clock;
+    this.#agentLimit = options.agentLimit;
+  }
+
+  /** The middleware; every route group mounts the same one. */
+  middleware(): MiddlewareHandler<AppEnv> {
+    return async (c, next) => {
+      const principal = c.get("principal");
+      const limit = principal.kind === "key"
+        ? principal.rateLimit
+        : this.#agentLimit;
+      const perMs = limit / 60_000;
+      const nowMs = this.#clock.now().getTime();
+      const bucket = this.#bucket(bucketKey(principal), limit, nowMs);
+      bucket.tokens = Math.min(
+        limit,
+        bucket.tokens + (nowMs - bucket.updatedMs) * perMs,
+      );
+      bucket.updatedMs = nowMs;
+      c.header("X-RateLimit-Limit", String(limit));
+      if (bucket.tokens < 1) {
+        const waitMs = (1 - bucket.tokens) / perMs;
+        c.header("X-RateLimit-Remaining", "0");
+        c.header(
+          "X-RateLimit-Reset",
+          String(Math.ceil((nowMs + (limit - bucket.tokens) / perMs) / 1000)),
+        );
+        throw new AppError(
+          "RATE_LIMITED",
+          `Rate limit of ${limit} requests per minute reached: retry in ${
+            Math.ceil(waitMs / 1000)
+          } s`,
+          { retryAfterMs: waitMs },
+        );
+      }
+      bucket.tokens -= 1;
+      c.header("X-RateLimit-Remaining", String(Math.floor(bucket.tokens)));
       c.header(
         "X-RateLimit-Reset",
-        String(Math.ceil((nowMs + fullInMs) / 1000)),
+        String(Math.ceil((nowMs + (limit - bucket.tokens) / perMs) / 1000)),
       );
-      throw new AppError(
-        "RATE_LIMITED",
-        `Rate limit of ${limit} requests per minute reached: retry in ${
-          Math.ceil(waitMs / 1000)
-        } s`,
-        { retryAfterMs: waitMs },
-      );
+      await next();
+    };
+  }
+
+  #bucket(key: string, limit: number, nowMs: number): Bucket {
+    let bucket = this.#buckets.get(key);
+    if (!bucket) {
+      // Only authenticated credentials get here, so this bound is never an attacker's.
+      if (this.#buckets.size >= MAX_BUCKETS) this.#buckets.clear();
+      bucket = { tokens: limit, updatedMs: nowMs };
+      this.#buckets.set(key, bucket);
     }
-    bucket.tokens -= 1;
-    c.header("X-RateLimit-Remaining", String(Math.floor(bucket.tokens)));
-    c.header(
-      "X-RateLimit-Reset",
-      String(Math.ceil((nowMs + (limit - bucket.tokens) / perMs) / 1000)),
-    );
-    await next();
-  };
+    return bucket;
+  }
 }

@@ -29,6 +29,10 @@ export interface AppMetrics {
   jobsOldestReadyAge: Gauge;
   jobsRunning: Gauge;
   webhooksDisabled: Gauge;
+  /** /meta/webhook bodies read before their signature is known (src/http/webhook_gate.ts). */
+  unverifiedReads: Gauge;
+  unverifiedBytes: Gauge;
+  unverifiedRefused: Counter;
 }
 
 /** Builds the registry with every metric the program exports. */
@@ -68,6 +72,18 @@ export function createAppMetrics(): AppMetrics {
     webhooksDisabled: registry.gauge(
       "webhook_subscriptions_disabled",
       "Disabled subscriptions, by reason (auto or manual)",
+    ),
+    unverifiedReads: registry.gauge(
+      "meta_webhook_unverified_reads",
+      "/meta/webhook posts whose body is being read before its signature is known (state=reading), waiting for a read slot (state=waiting), and the bound on reads (state=limit)",
+    ),
+    unverifiedBytes: registry.gauge(
+      "meta_webhook_unverified_bytes",
+      "Bytes of /meta/webhook bodies held before their signature is known (state=buffered), the most held at once since start (state=peak), reserved for the reads in progress (state=reserved), and the bound (state=limit)",
+    ),
+    unverifiedRefused: registry.counter(
+      "meta_webhook_unverified_refused_total",
+      "/meta/webhook posts refused or cut off before their signature was known, by reason (blocked, full, evicted, too_slow, timeout)",
     ),
   };
 }

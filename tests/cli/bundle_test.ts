@@ -53,6 +53,7 @@ Deno.test("the bundle the build task writes migrates, runs admin commands and se
       MEDIA_STORE: `file:${dir}/data/media`,
       SECRET_KEY,
       PUBLIC_BASE_URL: `http://127.0.0.1:${port}`,
+      META_APP_SECRET: "bundle-test-app-secret",
       LOG_LEVEL: "warn",
     };
     const cli = (...args: string[]) => run([...flags, bundle, ...args], env);

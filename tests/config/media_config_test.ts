@@ -40,7 +40,12 @@ Deno.test("serve needs PUBLIC_BASE_URL; the error says why", () => {
       /set PUBLIC_BASE_URL/.test(err.message) &&
       /never from a request's Host header/.test(err.message),
   );
-  assertServeConfig(loadConfig({ PUBLIC_BASE_URL: "https://api.example.com" }));
+  assertServeConfig(
+    loadConfig({
+      PUBLIC_BASE_URL: "https://api.example.com",
+      META_APP_SECRET: "app-secret",
+    }),
+  );
 });
 
 Deno.test("dev sets PUBLIC_BASE_URL from its port and downloads media from the local simulator", async () => {

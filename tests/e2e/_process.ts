@@ -254,6 +254,11 @@ export async function startServer(
   const env: Record<string, string> = {
     ...(options.defaultHost ? {} : { HOST: "127.0.0.1" }),
     PUBLIC_BASE_URL: baseUrl,
+    // serve refuses to start without one (dev makes its own); tests that
+    // post to /meta/webhook set theirs.
+    ...(command === "serve"
+      ? { META_APP_SECRET: "e2e-default-app-secret" }
+      : {}),
     // The simulator (the only upstream in these tests) serves media from 127.0.0.1 over http.
     MEDIA_DOWNLOAD_HOSTS: "127.0.0.1",
     MEDIA_DOWNLOAD_ALLOW_PRIVATE_NETWORKS: "true",

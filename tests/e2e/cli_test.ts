@@ -446,6 +446,19 @@ Deno.test("keys, channels and templates can be named instead of given by id", as
   });
 });
 
+Deno.test("serve without META_APP_SECRET exits non-zero and names the variable", async () => {
+  await withDb(async (env) => {
+    const r = await runCli(["serve"], {
+      ...env,
+      PORT: "0",
+      PUBLIC_BASE_URL: "https://api.example.com",
+    });
+    assert.equal(r.code, 1, r.stdout + r.stderr);
+    assert.match(r.stderr, /set META_APP_SECRET/);
+    assertCleanError(r);
+  });
+});
+
 Deno.test("serve without PUBLIC_BASE_URL exits non-zero and names the variable", async () => {
   await withDb(async (env) => {
     const r = await runCli(["serve"], { ...env, PORT: "0" });

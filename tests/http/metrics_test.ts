@@ -44,6 +44,39 @@ Deno.test("GET /metrics without METRICS_TOKEN answers loopback clients only, nev
   await proxied.body?.cancel();
 });
 
+Deno.test("serve: GET /metrics without METRICS_TOKEN is refused to everyone, loopback included (a plain proxy_pass looks local)", async () => {
+  await using h = await createHarness({ mode: "serve" });
+  for (const from of ["127.0.0.1", "::1", "10.0.0.7"]) {
+    const res = await scrape(h, { from });
+    assert.equal(res.status, 403, from);
+    const body = await res.json();
+    assert.equal(body.error.code, "FORBIDDEN");
+    assert.match(body.error.message, /set METRICS_TOKEN/);
+  }
+  await using withToken = await createHarness({
+    mode: "serve",
+    env: { METRICS_TOKEN: "metrics-token-0123456789" },
+  });
+  const res = await scrape(withToken, {
+    from: "203.0.113.9",
+    headers: { Authorization: "Bearer metrics-token-0123456789" },
+  });
+  assert.equal(res.status, 200);
+  await res.body?.cancel();
+});
+
+Deno.test("dev behind a trusted proxy: /metrics goes by the client address the proxy names", async () => {
+  await using h = await createHarness({
+    env: { TRUSTED_PROXIES: "127.0.0.1" },
+  });
+  const proxied = await scrape(h, {
+    from: "127.0.0.1",
+    headers: { "X-Forwarded-For": "198.51.100.4" },
+  });
+  assert.equal(proxied.status, 403);
+  await proxied.body?.cancel();
+});
+
 Deno.test("GET /metrics with METRICS_TOKEN needs the bearer token from anywhere", async () => {
   const token = "metrics-token-0123456789";
   await using h = await createHarness({ env: { METRICS_TOKEN: token } });

@@ -133,13 +133,13 @@ Deno.test({
         }),
         { remoteAddr: { hostname: address, port: 40_000, transport: "tcp" } },
       );
-    // Every slot taken: maxReads bodies, maxReadsPerAddress from each address,
-    // each sending one byte and then nothing (never a failure, never suspect).
-    const { maxReads, maxReadsPerAddress } = WEBHOOK_GATE_LIMITS;
+    // Every slot taken: maxReads bodies from four addresses, each sending
+    // one byte and then nothing.
+    const { maxReads } = WEBHOOK_GATE_LIMITS;
     let admitted = 0;
     const answers: Response[] = [];
     for (let i = 0; i < maxReads; i++) {
-      const address = `203.0.113.${Math.floor(i / maxReadsPerAddress) + 1}`;
+      const address = `203.0.113.${(i % 4) + 1}`;
       let pulls = 0;
       const trickle = new ReadableStream<Uint8Array>({
         pull(controller) {
@@ -158,12 +158,16 @@ Deno.test({
       what: "every trickled body to be cut off",
       timeoutMs: 5_000,
     });
+    // Cut off at the deadline, or evicted sooner for one waiting (chunked
+    // bodies reserve 3 MB each, so not all 16 fit the byte bound at once).
     for (const res of answers) {
-      assert.equal(res.status, 400);
       const body = await res.json();
+      if (res.status === 503) continue;
+      assert.equal(res.status, 400);
       assert.equal(body.error.code, "VALIDATION_ERROR");
       assert.match(body.error.message, /did not arrive within 300 ms/);
     }
+    assert.ok(answers.some((res) => res.status === 400));
     const { raw, signature } = await signedBody({
       object: "whatsapp_business_account",
       entry: [],

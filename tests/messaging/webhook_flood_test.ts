@@ -57,7 +57,7 @@ async function postFrom(
 }
 
 messagingTest(
-  "a flood of forged 3 MB posts from a few addresses costs a bounded number of reads, while a signed post and GET /account are answered",
+  "with TRUSTED_PROXIES, a flood of forged 3 MB posts from a few addresses costs a bounded number of reads before each is refused unread, while Meta's posts and GET /account are answered",
   async (h) => {
     const attackers = ["198.51.100.7", "198.51.100.8", "2001:db8:1:2::bad"];
     const perAttacker = 32;
@@ -85,26 +85,30 @@ messagingTest(
     const results = await Promise.all(flood);
     const read = results.filter((r) => r.status === 401);
     const refused = results.filter((r) => r.status !== 401);
-    assert.ok(refused.every((r) => r.status === 429), "refused with 429");
+    assert.ok(
+      refused.every((r) => r.status === 429 || r.status === 503),
+      `refused with ${[...new Set(refused.map((r) => r.status))]}`,
+    );
     assert.ok(
       refused.every((r) => r.chunksPulled <= 1),
       "a refused post is not read",
     );
-    // Before an address has failed it may read up to its own share at once;
-    // after, one read at a time until it is blocked.
-    const { maxReadsPerAddress, blockAfter } = WEBHOOK_GATE_LIMITS;
+    // Reads of one address: its failures until it is blocked, plus those
+    // admitted meanwhile (at most what the byte bound holds at once).
+    const { blockAfter, maxBufferedBytes } = WEBHOOK_GATE_LIMITS;
+    const atOnce = Math.floor(maxBufferedBytes / MAX_WEBHOOK_BYTES);
     assert.ok(
-      read.length <= attackers.length * (maxReadsPerAddress + blockAfter - 1),
+      read.length <= attackers.length * (blockAfter + atOnce),
       `${read.length} of ${results.length} forged posts were read`,
     );
     assert.ok(read.length >= attackers.length, "each attacker was heard once");
     await waitInbound(h, "wamid.during-flood");
     assert.equal(await countRows(h, "inbound_payloads"), 1);
 
-    // Meta's address, verified once, is not held to the per-address limit.
+    // A burst from Meta's address is answered whole.
     const burst = await Promise.all(
       Array.from(
-        { length: 3 * WEBHOOK_GATE_LIMITS.maxReadsPerAddress },
+        { length: 12 },
         () =>
           postFrom(
             h,
@@ -116,17 +120,11 @@ messagingTest(
     );
     assert.deepEqual(new Set(burst.map((r) => r.status)), new Set([200]));
 
-    // Posting on, each attacker is soon refused unread; a new sender is still heard.
+    // Posting on, each attacker is refused unread; a new sender is still heard.
     for (const address of attackers) {
-      for (let reads = 0;; reads++) {
-        const again = await postFrom(h, address, FORGED, forgedSignature());
-        if (again.status === 429) {
-          assert.ok(again.chunksPulled <= 1, address);
-          break;
-        }
-        assert.equal(again.status, 401);
-        assert.ok(reads < blockAfter, `${address} still read after ${reads}`);
-      }
+      const again = await postFrom(h, address, FORGED, forgedSignature());
+      assert.equal(again.status, 429, address);
+      assert.ok(again.chunksPulled <= 1, address);
     }
     const fresh = await postFrom(
       h,
@@ -137,6 +135,8 @@ messagingTest(
     assert.equal(fresh.status, 401);
     assert.equal(fresh.chunksPulled, MAX_WEBHOOK_BYTES / CHUNK + 1);
   },
+  // Direct peers that are not the proxy are clients told apart.
+  { env: { TRUSTED_PROXIES: "10.255.255.1" } },
 );
 
 messagingTest(

@@ -50,7 +50,6 @@ export type Principal =
     accountId: string;
     agentId: string;
     visibility: AgentVisibility;
-    rateLimit: number;
   };
 
 export const API_KEY_PREFIX = "bmk_";

@@ -235,7 +235,6 @@ async function findCredential(
       accountId: agent.accountId,
       agentId: agent.id,
       visibility: agent.visibility,
-      rateLimit: DEFAULT_RATE_LIMIT,
     },
   };
 }

@@ -6,18 +6,20 @@ import type { AppEnv } from "../env.ts";
 import {
   type GateTicket,
   MAX_WEBHOOK_BYTES,
-  senderKey,
-  WebhookGate,
+  type WebhookGate,
 } from "../webhook_gate.ts";
 
 /** The inbound domain (and zod, which parses Meta's payloads), imported on the first callback. */
 const inbound = () => import("../../domain/inbound/inbound_service.ts");
 
 /** Upstream callbacks: the verification handshake and signed event deliveries. */
-export function metaWebhookRoutes(container: Container): Hono<AppEnv> {
+export function metaWebhookRoutes(
+  container: Container,
+  gate: WebhookGate,
+): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
-  const gate = new WebhookGate(container.clock);
   const intake = container.parts.once("Meta webhook intake", inbound);
+  let secretMissingLogged = false;
   app.get("/meta/webhook", async (c) => {
     const { verifyHandshake } = await intake();
     const challenge = verifyHandshake(container, {
@@ -34,7 +36,16 @@ export function metaWebhookRoutes(container: Container): Hono<AppEnv> {
     );
     let ticket: GateTicket;
     try {
-      ticket = admit(container, gate, c, check);
+      if (!container.config.metaAppSecret && !secretMissingLogged) {
+        // serve refuses to start without it; an embedding program says so once.
+        secretMissingLogged = true;
+        container.log.error(
+          "META_APP_SECRET is not set: refusing upstream webhooks",
+        );
+      }
+      ticket = await gate.enter(
+        admission(c, check, !!container.config.metaAppSecret),
+      );
     } catch (err) {
       // Refused unread: drop the body rather than have the server drain it.
       await c.req.raw.body?.cancel().catch(() => {});
@@ -42,10 +53,7 @@ export function metaWebhookRoutes(container: Container): Hono<AppEnv> {
     }
     let raw: Uint8Array;
     try {
-      raw = await readCapped(c.req.raw.body, check, {
-        maxBytes: MAX_WEBHOOK_BYTES,
-        timeoutMs: container.config.metaWebhookReadTimeoutMs,
-      });
+      raw = await readBody(c.req.raw.body, check, ticket);
     } catch (err) {
       ticket.done(true);
       throw err;
@@ -59,24 +67,28 @@ export function metaWebhookRoutes(container: Container): Hono<AppEnv> {
   return app;
 }
 
-/** The checks made before a byte of the body is read; the gate's ticket when they pass. */
-function admit(
-  container: Container,
-  gate: WebhookGate,
+/** The checks made before a byte of the body is read; what the gate is asked for when they pass. */
+function admission(
   c: Context<AppEnv>,
   check: MetaSignatureCheck,
-): GateTicket {
-  if (!container.config.metaAppSecret) {
-    container.log.error(
-      "META_APP_SECRET is not set: refusing upstream webhooks",
-    );
+  secretSet: boolean,
+) {
+  if (!secretSet) {
     throw new AppError("UNAUTHORIZED", "Webhook signature cannot be verified");
   }
   if (!check.plausible) throw badSignature();
-  const length = Number(c.req.header("content-length") ?? "0");
-  if (length > MAX_WEBHOOK_BYTES) throw tooLarge();
-  const info = c.env as { remoteAddr?: { hostname?: string } } | undefined;
-  return gate.enter(senderKey(info?.remoteAddr?.hostname));
+  const header = c.req.header("content-length");
+  const length = header === undefined ? undefined : Number(header);
+  if (length !== undefined && length > MAX_WEBHOOK_BYTES) throw tooLarge();
+  const client = c.var.client;
+  return {
+    address: client.address,
+    distinct: client.distinct,
+    // A chunked body may grow to the cap: reserve all of it.
+    bytes: length !== undefined && Number.isSafeInteger(length) && length >= 0
+      ? length
+      : MAX_WEBHOOK_BYTES,
+  };
 }
 
 function badSignature(): AppError {
@@ -93,37 +105,37 @@ function tooLarge(): AppError {
 /**
  * Reads a body into memory, feeding each chunk to the signature check as it
  * arrives (the only pass over the bytes), and gives up as soon as it passes
- * `maxBytes` (chunked bodies have no length) or has not arrived whole within
- * `timeoutMs`: a body trickled byte by byte would hold its read slot forever.
+ * 3 MB (chunked bodies have no length) or the gate drops it (too slow, too
+ * long, or evicted for a waiting post): its signal cancels the pending read.
  */
-async function readCapped(
+async function readBody(
   body: ReadableStream<Uint8Array> | null,
   check: MetaSignatureCheck,
-  limits: { maxBytes: number; timeoutMs: number },
+  ticket: GateTicket,
 ): Promise<Uint8Array> {
   if (!body) return new Uint8Array();
   const chunks: Uint8Array[] = [];
   const reader = body.getReader();
-  let timedOut = false;
-  const timer = setTimeout(() => {
-    timedOut = true;
+  const stop = () => {
     // Settles the pending read as done.
     reader.cancel().catch(() => {});
-  }, limits.timeoutMs);
+  };
+  ticket.signal.addEventListener("abort", stop, { once: true });
   try {
     for (;;) {
       const { done, value } = await reader.read();
-      if (timedOut) throw tooSlow(limits.timeoutMs);
+      if (ticket.signal.aborted) throw ticket.signal.reason;
       if (done) break;
-      if (check.bytes + value.length > limits.maxBytes) {
+      if (check.bytes + value.length > MAX_WEBHOOK_BYTES) {
         await reader.cancel().catch(() => {});
         throw tooLarge();
       }
       check.update(value);
+      ticket.received(value.length);
       chunks.push(value);
     }
   } finally {
-    clearTimeout(timer);
+    ticket.signal.removeEventListener("abort", stop);
   }
   const out = new Uint8Array(check.bytes);
   let offset = 0;
@@ -132,11 +144,4 @@ async function readCapped(
     offset += chunk.length;
   }
   return out;
-}
-
-function tooSlow(timeoutMs: number): AppError {
-  return new AppError(
-    "VALIDATION_ERROR",
-    `Cannot read webhook body: it did not arrive within ${timeoutMs} ms`,
-  );
 }
