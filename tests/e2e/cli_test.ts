@@ -273,6 +273,16 @@ Deno.test("bad CLI arguments exit non-zero with a clear message and no stack tra
         message: /--components must be a JSON array/,
       },
       {
+        // A command line cannot hold a NUL, but JSON in it can (\u0000).
+        args: [
+          ...createTemplateArgs("es", "approved").slice(0, -1),
+          '[{"type":"BODY","text":"Hola\\u0000 {{1}}"}]',
+        ],
+        code: 1,
+        message:
+          /components\[0\]\.text must not contain a NUL character \(U\+0000\)/,
+      },
+      {
         args: ["channels", "update", "--id", "x", "--status", "paused"],
         code: 2,
         message: /--status must be connected or disconnected/,

@@ -22,6 +22,7 @@ import {
 } from "./inbound_apply_service.ts";
 import { recipientOf, type Sender, senderOf, soleSender } from "./sender.ts";
 import { jsonDepthProblem } from "../json_bounds.ts";
+import { parseJsonWithoutNul, replaceNul } from "../../text.ts";
 import {
   enqueueStatusRetry,
   type StatusAt,
@@ -92,7 +93,8 @@ export async function acceptMetaWebhook(
   await deps.db.transaction().execute(async (trx) => {
     await insertInboundPayload(trx, {
       id,
-      body: text,
+      // JSON writes a NUL as an escape; a body that is not JSON may hold one.
+      body: error ? replaceNul(text) : text,
       receivedAt: toDbTime(now),
       processedAt: error ? toDbTime(now) : null,
       error,
@@ -119,7 +121,8 @@ function readEnvelope(
 ): { payload: MetaPayload; error: null } | { payload?: never; error: string } {
   let parsed: unknown;
   try {
-    parsed = JSON.parse(text);
+    // Meta's text is stored, never refused: a NUL becomes U+FFFD (src/text.ts).
+    parsed = parseJsonWithoutNul(text);
   } catch {
     return { error: "Cannot parse webhook body: it is not valid JSON" };
   }
@@ -215,7 +218,7 @@ export async function processInboundPayload(
 ): Promise<void> {
   const stored = await findInboundPayload(deps.db, payloadId);
   if (!stored) return;
-  const payload = MetaPayload.parse(JSON.parse(stored.body));
+  const payload = MetaPayload.parse(parseJsonWithoutNul(stored.body));
   const skipped: string[] = [];
   const skip = (reason: string) => {
     deps.log.warn("Skipping part of a webhook", { payloadId, reason });
