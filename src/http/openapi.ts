@@ -49,7 +49,7 @@ export function validationError(
  * `parsedLater` names body fields the domain parses and checks itself, item
  * by item (a batch's messages: one bad item fails alone).
  */
-export function refuseNul(
+function refuseNul(
   target: string,
   data: unknown,
   parsedLater: readonly string[] = [],
@@ -77,7 +77,8 @@ export function newRouter(
       if (!result.success) {
         throw validationError(target, result.error.issues);
       }
-      refuseNul(target, result.data, options.parsedLater);
+      const later = target === "json" ? options.parsedLater : undefined;
+      refuseNul(target, result.data, later);
     },
   });
 }

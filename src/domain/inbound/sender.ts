@@ -64,7 +64,7 @@ export function senderOf(
   const phoneDigits = from && !fromBsuid ? from : undefined;
   let phoneNumber = phoneDigits === undefined ? null : toE164(phoneDigits);
   if (phoneDigits !== undefined && !phoneNumber) {
-    return { refused: neither(JSON.stringify(phoneDigits)) };
+    return { refused: neither(shown(phoneDigits)) };
   }
   const givenUserId = claimedUserId ?? fromBsuid;
   let userId = givenUserId;
