@@ -1,9 +1,15 @@
 import { parseArgs } from "node:util";
+import { AppError } from "../errors.ts";
+import { NUL, NUL_PROBLEM } from "../text.ts";
 import { UsageError } from "./usage_error.ts";
 
 export type Flags = Record<string, string | boolean | undefined>;
 
-/** Parses `--name value` and `--flag` options; unknown options are an error. */
+/**
+ * Parses `--name value` and `--flag` options; unknown options are an error,
+ * and so is a value holding a NUL (what it names would be stored cut:
+ * src/text.ts).
+ */
 export function parseFlags(
   args: string[],
   spec: Record<string, "string" | "boolean">,
@@ -13,6 +19,14 @@ export function parseFlags(
   };
   for (const [name, type] of Object.entries(spec)) options[name] = { type };
   const { values } = parseArgs({ args, options, strict: true });
+  for (const [name, value] of Object.entries(values)) {
+    if (typeof value === "string" && value.includes(NUL)) {
+      throw new AppError(
+        "VALIDATION_ERROR",
+        `Invalid option --${name}: ${NUL_PROBLEM}`,
+      );
+    }
+  }
   return values as Flags;
 }
 

@@ -8,11 +8,11 @@ import { devCommand, serveCommand } from "./serve.ts";
 
 const USAGE = `Business Messaging server
 
-Usage: main.ts <command> [options]   (every admin command accepts --json)
+Usage: main.ts <command> [options]   (every command but serve and dev accepts --json)
 
   serve                       run the server (default)
   dev                         run with embedded SQLite, the upstream simulator and a demo account
-  migrate                     apply pending database migrations
+  migrate                     apply pending database migrations ({ applied } with --json)
   simulator [--port 9090] [--callback-url U] [--app-secret S]
                               run the upstream (Graph API) simulator on its own
   accounts create --name N --slug S [--plan crece] [--country AR]
@@ -75,17 +75,20 @@ export async function runCli(args: string[]): Promise<number> {
     if (command !== "migrate" && !admin) {
       throw new UsageError(`Unknown command "${command}"`);
     }
+    // Before the database opens: a bad option changes nothing.
+    const migrateFlags = command === "migrate"
+      ? (await import("./args.ts")).parseFlags(rest, {})
+      : undefined;
     await using container = createContainer(await adminConfig(), {
       log: undefined,
       secretKeyOptional: true,
     });
     const applied = await migrateToLatest(container.db);
-    if (command === "migrate") {
-      printOut(
-        applied.length
-          ? `Applied ${applied.join(", ")}`
-          : "Database is up to date",
-      );
+    if (migrateFlags) {
+      const text = applied.length
+        ? `Applied ${applied.join(", ")}`
+        : "Database is up to date";
+      printOut(migrateFlags.json ? JSON.stringify({ applied }, null, 2) : text);
       return 0;
     }
     await (await admin!())(container, rest);

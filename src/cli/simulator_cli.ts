@@ -35,18 +35,18 @@ export async function simulatorCommand(args: string[]): Promise<number> {
     ),
     log: createLogger("info", { component: "simulator" }),
   });
+  const callbackUrl = sim.state.callbackUrl ?? null;
   printOut(
-    [
-      "",
-      "Upstream simulator (fake WhatsApp Cloud API)",
-      `  Graph URL:     ${sim.graphUrl}   (META_GRAPH_URL)`,
-      `  Control API:   ${sim.url}/_sim/{behaviour,messages,reads,callbacks,numbers,inbound,reset}`,
-      `  Callback URL:  ${
-        sim.state.callbackUrl ??
-          "(none yet; pass --callback-url)"
-      }`,
-      "",
-    ].join("\n"),
+    flags.json
+      ? JSON.stringify({ graphUrl: sim.graphUrl, url: sim.url, callbackUrl })
+      : [
+        "",
+        "Upstream simulator (fake WhatsApp Cloud API)",
+        `  Graph URL:     ${sim.graphUrl}   (META_GRAPH_URL)`,
+        `  Control API:   ${sim.url}/_sim/{behaviour,messages,reads,callbacks,numbers,inbound,reset}`,
+        `  Callback URL:  ${callbackUrl ?? "(none yet; pass --callback-url)"}`,
+        "",
+      ].join("\n"),
   );
   await waitForShutdownSignal();
   await sim.stop();

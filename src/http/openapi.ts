@@ -9,6 +9,7 @@ import { AppError } from "../errors.ts";
 import type { Scope } from "../domain/accounts/scopes.ts";
 import type { AppEnv } from "./env.ts";
 import { requireScope } from "./auth.ts";
+import { NUL_PROBLEM, nulPath } from "../text.ts";
 
 export interface ZodIssueLike {
   path: PropertyKey[];
@@ -42,16 +43,56 @@ export function validationError(
   return new AppError("VALIDATION_ERROR", message, { details });
 }
 
-/** A router whose validation failures become VALIDATION_ERROR (400). */
-export function newRouter(): OpenAPIHono<AppEnv> {
+/**
+ * Refuses (400, naming the field) validated input holding a NUL in a string
+ * or key: node:sqlite would store it and read it back cut (src/text.ts).
+ * `parsedLater` names body fields the domain parses and checks itself, item
+ * by item (a batch's messages: one bad item fails alone).
+ */
+function refuseNul(
+  target: string,
+  data: unknown,
+  parsedLater: readonly string[] = [],
+): void {
+  let value = data;
+  if (parsedLater.length > 0 && typeof data === "object" && data !== null) {
+    value = Object.fromEntries(
+      Object.entries(data).filter(([k]) => !parsedLater.includes(k)),
+    );
+  }
+  const path = nulPath(value);
+  if (path) throw validationError(target, [{ path, message: NUL_PROBLEM }]);
+}
+
+/**
+ * A router whose validation failures become VALIDATION_ERROR (400), and
+ * whose validated input holds no NUL (refuseNul; `parsedLater` as there).
+ */
+export function newRouter(
+  options: { parsedLater?: readonly string[] } = {},
+): OpenAPIHono<AppEnv> {
   return new OpenAPIHono<AppEnv>({
     defaultHook: (result, _c) => {
+      const target = (result as { target?: string }).target ?? "json";
       if (!result.success) {
-        const target = (result as { target?: string }).target ?? "json";
         throw validationError(target, result.error.issues);
       }
+      const later = target === "json" ? options.parsedLater : undefined;
+      refuseNul(target, result.data, later);
     },
   });
+}
+
+/** `schema.parse(value)` for plain Hono routes: VALIDATION_ERROR on a bad value or a NUL. */
+export function parseOrRefuse<T extends z.ZodType>(
+  target: string,
+  schema: T,
+  value: unknown,
+): z.infer<T> {
+  const parsed = schema.safeParse(value);
+  if (!parsed.success) throw validationError(target, parsed.error.issues);
+  refuseNul(target, parsed.data);
+  return parsed.data;
 }
 
 /** The query of a route that takes none: any parameter is unknown (400). */

@@ -1,3 +1,4 @@
+import { parseJsonWithoutNul } from "../text.ts";
 import { UpstreamError } from "./graph_api.ts";
 
 /** How the program treats one Graph error code (reference §3.3). */
@@ -246,10 +247,13 @@ export function classifyGraphError(
   });
 }
 
-/** A response body as JSON, or undefined when it is not JSON. */
+/**
+ * A response body as JSON, or undefined when it is not JSON. A NUL in its
+ * strings becomes U+FFFD, as in every text from Meta (src/text.ts).
+ */
 export function parseJson(text: string): unknown {
   try {
-    return JSON.parse(text);
+    return parseJsonWithoutNul(text);
   } catch {
     return undefined;
   }

@@ -1,6 +1,6 @@
 /** Read-only Graph API client for Instagram and Facebook Page objects, with the usage headers of §8.5. */
 import { UpstreamError } from "./graph_api.ts";
-import { classifyGraphError } from "./graph_errors.ts";
+import { classifyGraphError, parseJson } from "./graph_errors.ts";
 
 export interface SocialClientOptions {
   /** META_GRAPH_URL, e.g. https://graph.facebook.com/v22.0. */
@@ -88,14 +88,6 @@ export function createSocialClient(options: SocialClientOptions): SocialClient {
       return { body: body as Record<string, unknown>, usage };
     },
   };
-}
-
-function parseJson(text: string): unknown {
-  try {
-    return JSON.parse(text);
-  } catch {
-    return undefined;
-  }
 }
 
 /** The same error, told to wait what the usage header says. */

@@ -7,26 +7,7 @@ import {
   startServer,
   TEST_SECRET_KEY,
 } from "./_process.ts";
-
-const COMPONENTS = '[{"type":"BODY","text":"Hola {{1}}"}]';
-
-/** Channel +5491122334455 of account "acme". */
-const CREATE_CHANNEL = [
-  "channels",
-  "create",
-  "--account",
-  "acme",
-  "--phone",
-  "+5491122334455",
-  "--display-name",
-  "Acme",
-  "--upstream-phone-number-id",
-  "1065",
-  "--waba-id",
-  "1022",
-  "--access-token",
-  "token",
-];
+import { COMPONENTS, CREATE_CHANNEL, createTemplateArgs } from "./_cli_args.ts";
 
 async function withDb(
   fn: (env: Record<string, string>, dir: string) => Promise<void>,
@@ -255,6 +236,10 @@ Deno.test("bad CLI arguments exit non-zero with a clear message and no stack tra
         message: /Cannot find account "nope"/,
       },
       {
+        args: ["migrate", "--colour", "red"],
+        message: /Unknown option '--colour'/,
+      },
+      {
         args: ["keys", "list", "--account", "acme", "--colour", "red"],
         message: /Unknown option '--colour'/,
       },
@@ -286,6 +271,16 @@ Deno.test("bad CLI arguments exit non-zero with a clear message and no stack tra
         ],
         code: 2,
         message: /--components must be a JSON array/,
+      },
+      {
+        // A command line cannot hold a NUL, but JSON in it can (\u0000).
+        args: [
+          ...createTemplateArgs("es", "approved").slice(0, -1),
+          '[{"type":"BODY","text":"Hola\\u0000 {{1}}"}]',
+        ],
+        code: 1,
+        message:
+          /components\[0\]\.text must not contain a NUL character \(U\+0000\)/,
       },
       {
         args: ["channels", "update", "--id", "x", "--status", "paused"],
@@ -413,22 +408,7 @@ Deno.test("keys, channels and templates can be named instead of given by id", as
     assert.equal(updated.id, channel.id);
     assert.equal(updated.status, "disconnected");
     for (const language of ["es_AR", "en_US"]) {
-      await cliJson([
-        "templates",
-        "create",
-        "--account",
-        "acme",
-        "--name",
-        "order_update",
-        "--language",
-        language,
-        "--category",
-        "UTILITY",
-        "--status",
-        "approved",
-        "--components",
-        COMPONENTS,
-      ], env);
+      await cliJson(createTemplateArgs(language, "approved"), env);
     }
     const paused = await cliJson([
       "templates",

@@ -199,6 +199,56 @@ engineTest(
 );
 
 engineTest(
+  "every X-Service-* name is reserved, in any case, on /api/v2/webhooks and the panel aliases",
+  async (h) => {
+    const ok = (await create(h, { url: HOOK, events: ["contact.created"] }))
+      .body.data;
+    const panel = await h.request("POST", "/api/v1/webhook-subscriptions", {
+      body: { url: HOOK, events: ["contact.created"] },
+    });
+    assert.equal(panel.status, 201, JSON.stringify(panel.body));
+    const calls = [
+      ["POST", "/api/v2/webhooks", { url: HOOK, events: ["contact.created"] }],
+      ["PATCH", `/api/v2/webhooks/${ok.id}`, {}],
+      ["POST", "/api/v1/webhook-subscriptions", {
+        url: HOOK,
+        events: ["contact.created"],
+      }],
+      ["PATCH", `/api/v1/webhook-subscriptions/${panel.body.data.id}`, {}],
+    ] as const;
+    const names = [
+      "X-Service-Foo",
+      "x-service-foo",
+      "X-SERVICE-WEBHOOK-RETRY",
+      "X-Service-",
+    ];
+    for (const [method, path, body] of calls) {
+      for (const name of names) {
+        const what = `${method} ${path} with ${name}`;
+        const res = await h.request(method, path, {
+          body: { ...body, headers: { "X-Fine": "1", [name]: "x" } },
+        });
+        assertErrorBody(res, 400, "VALIDATION_ERROR", what);
+        assert.ok(
+          res.body.error.message.includes(`"headers.${name}"`),
+          `${what}: ${res.body.error.message}`,
+        );
+        assert.match(res.body.error.message, /X-Service-\* names are reserved/);
+      }
+    }
+    // A name that merely contains the words is the subscriber's.
+    const near = await h.request("PATCH", `/api/v2/webhooks/${ok.id}`, {
+      body: { headers: { "X-Services-Key": "1", "My-X-Service-Id": "2" } },
+    });
+    assert.equal(near.status, 200, JSON.stringify(near.body));
+    assert.deepEqual(Object.keys(near.body.data.headers), [
+      "X-Services-Key",
+      "My-X-Service-Id",
+    ]);
+  },
+);
+
+engineTest(
   "PATCH enabled: true clears an auto-disable and resets the failure counter",
   async (h) => {
     const hook = (await create(h, { url: HOOK, events: ["contact.created"] }))

@@ -20,8 +20,9 @@ import {
   applyInboundMessage,
   applyStatus,
 } from "./inbound_apply_service.ts";
-import { recipientOf, type Sender, senderOf } from "./sender.ts";
+import { recipientOf, type Sender, senderOf, soleSender } from "./sender.ts";
 import { jsonDepthProblem } from "../json_bounds.ts";
+import { parseJsonWithoutNul, replaceNul } from "../../text.ts";
 import {
   enqueueStatusRetry,
   type StatusAt,
@@ -92,7 +93,8 @@ export async function acceptMetaWebhook(
   await deps.db.transaction().execute(async (trx) => {
     await insertInboundPayload(trx, {
       id,
-      body: text,
+      // JSON writes a NUL as an escape; a body that is not JSON may hold one.
+      body: error ? replaceNul(text) : text,
       receivedAt: toDbTime(now),
       processedAt: error ? toDbTime(now) : null,
       error,
@@ -119,7 +121,8 @@ function readEnvelope(
 ): { payload: MetaPayload; error: null } | { payload?: never; error: string } {
   let parsed: unknown;
   try {
-    parsed = JSON.parse(text);
+    // Meta's text is stored, never refused: a NUL becomes U+FFFD (src/text.ts).
+    parsed = parseJsonWithoutNul(text);
   } catch {
     return { error: "Cannot parse webhook body: it is not valid JSON" };
   }
@@ -155,6 +158,17 @@ function readContacts(
   });
 }
 
+/** How the messages of one change are read: its contacts, and where notes go. */
+interface ChangeReader {
+  contacts: MetaContact[];
+  /** The change's messages (or echoes) come from one sender (soleSender). */
+  soleSender: boolean;
+  /** A part left out, with why. */
+  skip: (reason: string) => void;
+  /** A part ignored while the rest was applied, with why. */
+  ignore: (reason: string) => void;
+}
+
 /**
  * One message (with its sender) or echo (with its recipient), or null after
  * recording why it cannot be read.
@@ -162,9 +176,9 @@ function readContacts(
 function readMessage(
   raw: unknown,
   kind: "message" | "echo",
-  contacts: MetaContact[],
-  skip: (reason: string) => void,
+  reader: ChangeReader,
 ): { message: MetaMessage; person: Sender } | null {
+  const { skip } = reader;
   const parsed = MetaMessage.safeParse(raw);
   if (!parsed.success) {
     skip(`${kind} ${idOf(raw)}: ${firstIssue(parsed.error)}`);
@@ -177,11 +191,16 @@ function readMessage(
     skip(`${kind} ${idOf(raw)}: ${tooDeep}`);
     return null;
   }
-  const who = (kind === "echo" ? recipientOf : senderOf)(parsed.data, contacts);
+  const who = (kind === "echo" ? recipientOf : senderOf)(
+    parsed.data,
+    reader.contacts,
+    { soleSender: reader.soleSender },
+  );
   if ("refused" in who) {
     skip(`${kind} ${idOf(raw)}: ${who.refused}`);
     return null;
   }
+  if (who.ignored) reader.ignore(`${kind} ${idOf(raw)}: ${who.ignored}`);
   return { message: parsed.data, person: who.sender };
 }
 
@@ -199,11 +218,16 @@ export async function processInboundPayload(
 ): Promise<void> {
   const stored = await findInboundPayload(deps.db, payloadId);
   if (!stored) return;
-  const payload = MetaPayload.parse(JSON.parse(stored.body));
+  const payload = MetaPayload.parse(parseJsonWithoutNul(stored.body));
   const skipped: string[] = [];
   const skip = (reason: string) => {
     deps.log.warn("Skipping part of a webhook", { payloadId, reason });
     skipped.push(reason);
+  };
+  const ignored: string[] = [];
+  const ignore = (reason: string) => {
+    deps.log.warn("Ignoring part of a webhook", { payloadId, reason });
+    ignored.push(reason);
   };
   const unmatched: StatusAt[] = [];
   for (const [e, entry] of payload.entry.entries()) {
@@ -225,8 +249,12 @@ export async function processInboundPayload(
         continue;
       }
       const contacts = readContacts(value.data.contacts ?? [], skip);
-      for (const raw of value.data.messages ?? []) {
-        const read = readMessage(raw, "message", contacts, skip);
+      const messages = value.data.messages ?? [];
+      const echoes = value.data.message_echoes ?? [];
+      const reader = { contacts, skip, ignore };
+      const fromOne = { ...reader, soleSender: soleSender(messages) };
+      for (const raw of messages) {
+        const read = readMessage(raw, "message", fromOne);
         if (!read) continue;
         const skipped = await applyInboundMessage(deps, channel, {
           message: read.message,
@@ -234,8 +262,12 @@ export async function processInboundPayload(
         });
         if (skipped) skip(`message ${idOf(raw)}: ${skipped}`);
       }
-      for (const raw of value.data.message_echoes ?? []) {
-        const read = readMessage(raw, "echo", contacts, skip);
+      const toOne = {
+        ...reader,
+        soleSender: soleSender(echoes, ["to", "to_user_id"]),
+      };
+      for (const raw of echoes) {
+        const read = readMessage(raw, "echo", toOne);
         if (!read) continue;
         await applyEchoMessage(deps, channel, {
           echo: read.message,
@@ -260,6 +292,7 @@ export async function processInboundPayload(
   const now = deps.clock.now();
   const problems = [
     ...(skipped.length ? [`skipped ${skipped.join("; ")}`] : []),
+    ...(ignored.length ? [`ignored ${ignored.join("; ")}`] : []),
     ...(unmatched.length ? [unmatchedNote(unmatched.length)] : []),
   ];
   await deps.db.transaction().execute(async (trx) => {

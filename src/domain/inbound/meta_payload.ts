@@ -29,8 +29,11 @@ export type MetaStatus = z.infer<typeof MetaStatus>;
 export const MetaMessage = z.looseObject({
   /** The sender's phone digits; absent for a username user who withholds it (§4.7). */
   from: z.string().min(1).optional(),
-  /** The sender's BSUID. */
-  from_user_id: z.string().min(1).optional(),
+  /**
+   * The sender's BSUID. Read as is: a malformed one (empty, not a string, not
+   * a BSUID) is ignored beside a usable `from` instead of losing the message.
+   */
+  from_user_id: z.unknown().optional(),
   id: z.string().min(1),
   timestamp: UnixSeconds.optional(),
   type: z.string(),

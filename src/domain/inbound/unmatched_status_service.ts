@@ -2,6 +2,7 @@
 // committed its upstream id, so each is tried again on its own for a
 // bounded time; one for a message this server never sent (another tool on
 // the same number, or before a migration) is then dropped with a log line.
+import { parseJsonWithoutNul } from "../../text.ts";
 import type { Db, Executor } from "../../db/schema.ts";
 import type { Clock } from "../../clock.ts";
 import type { Logger } from "../../log.ts";
@@ -68,7 +69,7 @@ export async function retryUnmatchedStatus(
 ): Promise<void> {
   const stored = await findInboundPayload(deps.db, at.payloadId);
   if (!stored) return;
-  const payload = MetaPayload.parse(JSON.parse(stored.body));
+  const payload = MetaPayload.parse(parseJsonWithoutNul(stored.body));
   const value = MetaValue.safeParse(
     payload.entry[at.entry]?.changes[at.change]?.value,
   );

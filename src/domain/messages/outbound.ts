@@ -1,4 +1,5 @@
 import { isUuid } from "../../ids.ts";
+import { NUL_PROBLEM, nulPath } from "../../text.ts";
 import {
   SEND_TYPES,
   SendMessageBody,
@@ -102,9 +103,9 @@ export function parseSendMessage(
     return notAChannelId("phoneNumberId", input.phoneNumberId);
   }
   const fast = fastTemplateSend(input);
-  if (fast) return { ok: true, value: fast };
+  if (fast) return nulFree(fast);
   const result = SendMessageBody.safeParse(input);
-  if (result.success) return { ok: true, value: result.data };
+  if (result.success) return nulFree(result.data);
   const details = result.error.issues.map((i) => ({
     path: i.path.map(String).join("."),
     message: i.message,
@@ -118,6 +119,24 @@ export function parseSendMessage(
         ? `Invalid field "${first.path}": ${first.message}`
         : `Invalid message: ${first.message}`,
       details,
+    },
+  };
+}
+
+/**
+ * A valid message, or VALIDATION_ERROR naming the first string or key that
+ * holds a NUL (node:sqlite would read it back cut: src/text.ts).
+ */
+function nulFree(value: SendMessageInput): ParseResult {
+  const path = nulPath(value);
+  if (!path) return { ok: true, value };
+  const field = path.join(".");
+  return {
+    ok: false,
+    problem: {
+      code: "VALIDATION_ERROR",
+      message: `Invalid field "${field}": ${NUL_PROBLEM}`,
+      details: [{ path: field, message: NUL_PROBLEM }],
     },
   };
 }

@@ -1,5 +1,6 @@
 import { AppError } from "../../errors.ts";
 import { jsonBoundsProblem } from "../json_bounds.ts";
+import { NUL_PROBLEM, nulPath } from "../../text.ts";
 
 export const TEMPLATE_CATEGORIES = [
   "MARKETING",
@@ -130,6 +131,11 @@ export function checkComponents(
   // GET /templates shows them as stored: past the bounds they would break it.
   const unbounded = jsonBoundsProblem(components);
   if (unbounded) throw invalid(`components ${unbounded}`);
+  const nul = nulPath(components);
+  if (nul) {
+    const at = nul.map((k) => typeof k === "number" ? `[${k}]` : `.${k}`);
+    throw invalid(`components${at.join("")} ${NUL_PROBLEM}`);
+  }
   components.forEach((c, i) => {
     if (typeof c !== "object" || c === null || Array.isArray(c)) {
       throw invalid(`components[${i}] must be an object`);

@@ -28,18 +28,13 @@ export const MASKED_VALUE = "********";
 /**
  * Names a subscription cannot set (compared case-insensitively): the spec's
  * list, plus what frames the request or identifies the sender, so a custom
- * header can never change how the body is read or who signed it.
+ * header can never change how the body is read or who signed it. The
+ * server's own X-Service-* names are refused by prefix (RESERVED_PREFIX).
  */
 export const FORBIDDEN_HEADER_NAMES: ReadonlySet<string> = new Set([
   "content-type",
   "content-length",
   "host",
-  "x-service-signature",
-  "x-service-webhook-id",
-  "x-service-webhook-event",
-  "x-service-webhook-version",
-  "x-service-webhook-attempt",
-  "x-service-first-attempt-at",
   "user-agent",
   "connection",
   "keep-alive",
@@ -50,6 +45,13 @@ export const FORBIDDEN_HEADER_NAMES: ReadonlySet<string> = new Set([
   "expect",
   "proxy-connection",
 ]);
+
+/**
+ * Lowercase prefix of the headers the server sets on every delivery
+ * (X-Service-Signature, X-Service-Webhook-Id...). The whole prefix is the
+ * server's, so a name it adds later cannot already be a subscription's.
+ */
+export const RESERVED_PREFIX = "x-service-";
 
 /** An RFC 7230 token. */
 const TOKEN_REGEXP = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
@@ -118,6 +120,12 @@ export function headerProblems(
       problems.push({
         path,
         message: `"${name}" is set by the server and cannot be overridden`,
+      });
+    } else if (lower.startsWith(RESERVED_PREFIX)) {
+      problems.push({
+        path,
+        message:
+          `"${name}" cannot be set: the X-Service-* names are reserved for the server`,
       });
     } else if (seen.has(lower)) {
       problems.push({

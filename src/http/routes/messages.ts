@@ -128,7 +128,11 @@ async function jsonOf(c: Context<AppEnv>): Promise<unknown> {
 }
 
 export function messageRoutes(container: Container): OpenAPIHono<AppEnv> {
-  const app = newRouter();
+  // A batch's items (and the channel they fall back on) are parsed one by
+  // one in the domain, so one bad item fails alone.
+  const app = newRouter({
+    parsedLater: ["messages", "defaultPhoneNumberId"],
+  });
   app.openAPIRegistry.register("SendMessageRequest", SendMessageRequest);
   app.openapi(sendRoute, async (c) => {
     const result = await sendMessage(container, {

@@ -7,7 +7,7 @@ import { viewerOf } from "../../domain/conversations/conversation.ts";
 import { resolveConversation } from "../../domain/conversations/conversation_service.ts";
 import { requireScope } from "../auth.ts";
 import type { AppEnv } from "../env.ts";
-import { validationError } from "../openapi.ts";
+import { parseOrRefuse } from "../openapi.ts";
 import { ResolveQuery } from "../schemas/conversation_schemas.ts";
 
 export function panelConversationRoutes(container: Container): Hono<AppEnv> {
@@ -16,11 +16,10 @@ export function panelConversationRoutes(container: Container): Hono<AppEnv> {
     "/conversations/resolve",
     requireScope("conversations:read"),
     async (c) => {
-      const query = ResolveQuery.safeParse(c.req.query());
-      if (!query.success) throw validationError("query", query.error.issues);
+      const query = parseOrRefuse("query", ResolveQuery, c.req.query());
       const result = await resolveConversation(container, {
         viewer: viewerOf(c.get("principal")),
-        ...query.data,
+        ...query,
       });
       return c.json({ data: result });
     },

@@ -14,7 +14,7 @@ import {
 import { AppError } from "../../errors.ts";
 import { requireScope } from "../auth.ts";
 import type { AppEnv } from "../env.ts";
-import { IdParam, refuseQuery, validationError } from "../openapi.ts";
+import { IdParam, parseOrRefuse, refuseQuery } from "../openapi.ts";
 import {
   CreateWebhookBody,
   toWebhookResponse,
@@ -35,15 +35,11 @@ async function body<T extends z.ZodType>(
       "Cannot parse request body: it is not valid JSON",
     );
   }
-  const parsed = schema.safeParse(value);
-  if (!parsed.success) throw validationError("json", parsed.error.issues);
-  return parsed.data;
+  return parseOrRefuse("json", schema, value);
 }
 
 function idOf(c: Context<AppEnv>): string {
-  const parsed = IdParam.safeParse({ id: c.req.param("id") });
-  if (!parsed.success) throw validationError("param", parsed.error.issues);
-  return parsed.data.id;
+  return parseOrRefuse("param", IdParam, { id: c.req.param("id") }).id;
 }
 
 export function panelWebhookRoutes(container: Container): Hono<AppEnv> {

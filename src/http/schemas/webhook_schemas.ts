@@ -33,7 +33,7 @@ const CustomHeaders = z.record(z.string(), z.string()).superRefine(
   },
 ).openapi({
   description:
-    "Sent on every delivery (retries and tests too). At most 10; names are RFC 7230 tokens up to 256 characters, unique case-insensitively; values up to 1024 characters without line breaks. Content-Type, Content-Length, Host, User-Agent, the X-Service-* headers and connection headers cannot be set.",
+    "Sent on every delivery (retries and tests too). At most 10; names are RFC 7230 tokens up to 256 characters, unique case-insensitively; values up to 1024 characters without line breaks. Content-Type, Content-Length, Host, User-Agent, connection headers and any name starting with X-Service- (any case) cannot be set.",
   example: { "X-Api-Key": "my-receiver-key" },
 });
 
