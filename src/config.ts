@@ -152,6 +152,8 @@ const ENV = {
   WEBHOOK_ALLOW_HTTP: [bool, "false"],
   WEBHOOK_CONCURRENCY: [num({ int: true, min: 1, max: 1024 }), "64"],
   WEBHOOK_MAX_IN_FLIGHT: [num({ int: true, min: 1, max: 1024 }), "16"],
+  // Unset: a quarter of WEBHOOK_CONCURRENCY (see loadConfig).
+  WEBHOOK_MAX_IN_FLIGHT_PER_ACCOUNT: [num({ int: true, min: 1, max: 1024 })],
   WEBHOOK_RETENTION_DAYS: [num({ int: true, min: 1, max: 3650 }), "30"],
   METRICS_TOKEN: [minLength(16, "must be at least 16 characters")],
   LOG_LEVEL: [oneOf(LOG_LEVELS), "info"],
@@ -231,6 +233,8 @@ export interface Config {
   readonly webhookConcurrency: number;
   /** Webhook attempts in flight per subscription, so one slow endpoint cannot take every slot. */
   readonly webhookMaxInFlight: number;
+  /** Webhook attempts in flight per account, all its subscriptions together, so one account cannot take every slot. */
+  readonly webhookMaxInFlightPerAccount: number;
   /** Delivery log rows and delivered events are kept this many days. */
   readonly webhookRetentionDays: number;
   /** Bearer token for GET /metrics; without it only loopback clients may read it. */
@@ -290,6 +294,8 @@ export function loadConfig(
     webhookAllowHttp: e.WEBHOOK_ALLOW_HTTP,
     webhookConcurrency: e.WEBHOOK_CONCURRENCY,
     webhookMaxInFlight: e.WEBHOOK_MAX_IN_FLIGHT,
+    webhookMaxInFlightPerAccount: e.WEBHOOK_MAX_IN_FLIGHT_PER_ACCOUNT ??
+      Math.max(1, Math.floor(e.WEBHOOK_CONCURRENCY / 4)),
     webhookRetentionDays: e.WEBHOOK_RETENTION_DAYS,
     metricsToken: e.METRICS_TOKEN,
     logLevel: e.LOG_LEVEL,
