@@ -212,13 +212,25 @@ function groupsDue(
 ): { text: string; params: unknown[] } {
   const grouped = dueCondition(opts, now);
   const ungrouped = dueCondition(opts, now, null);
-  const next = `(select group_key from jobs where ${GROUPED} and group_key > g.k
+  let next = `(select group_key from jobs where ${GROUPED} and group_key > g.k
       order by group_key limit 1)`;
-  const due = `exists (select 1 from jobs where ${grouped.text}
+  let due = `exists (select 1 from jobs where ${grouped.text}
       and group_key = g.k and group_key is not null)`;
-  if (full.length === 0) {
-    return {
-      text: `with recursive g(k) as (
+  const owners: string[] = [];
+  if (full.length > 0) {
+    // Without a full owner the statement is the same as before owners were.
+    const cut = `instr(g.k, '${OWNER_SEPARATOR}')`;
+    const isFull = `(${cut} > 0 and substr(g.k, 1, ${cut} - 1)
+      in (select value from json_each(?)))`;
+    const past = String.fromCharCode(OWNER_SEPARATOR.charCodeAt(0) + 1);
+    next = `case when ${isFull} then (select group_key from jobs
+      where ${GROUPED} and group_key >= substr(g.k, 1, ${cut} - 1) || '${past}'
+      order by group_key limit 1) else ${next} end`;
+    due = `case when ${isFull} then 0 else ${due} end`;
+    owners.push(JSON.stringify(full), JSON.stringify(full));
+  }
+  return {
+    text: `with recursive g(k) as (
     select (select group_key from jobs where ${GROUPED}
       order by group_key limit 1)
     union all
@@ -226,29 +238,7 @@ function groupsDue(
   select k, ${due} as due from g where k is not null
   union all
   select null, exists (select 1 from jobs where ${ungrouped.text})`,
-      params: [...grouped.params, ...ungrouped.params],
-    };
-  }
-  const cut = `instr(g.k, '${OWNER_SEPARATOR}')`;
-  const isFull = `(${cut} > 0 and substr(g.k, 1, ${cut} - 1)
-      in (select value from json_each(?)))`;
-  const past = String.fromCharCode(OWNER_SEPARATOR.charCodeAt(0) + 1);
-  const skip = `(select group_key from jobs where ${GROUPED}
-      and group_key >= substr(g.k, 1, ${cut} - 1) || '${past}'
-      order by group_key limit 1)`;
-  const owners = JSON.stringify(full);
-  return {
-    text: `with recursive g(k) as (
-    select (select group_key from jobs where ${GROUPED}
-      order by group_key limit 1)
-    union all
-    select case when ${isFull} then ${skip} else ${next} end
-    from g where g.k is not null)
-  select k, case when ${isFull} then 0 else ${due} end as due
-    from g where k is not null
-  union all
-  select null, exists (select 1 from jobs where ${ungrouped.text})`,
-    params: [owners, owners, ...grouped.params, ...ungrouped.params],
+    params: [...owners, ...grouped.params, ...ungrouped.params],
   };
 }
 
