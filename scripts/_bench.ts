@@ -32,6 +32,8 @@ export interface DevServer {
   /** http://127.0.0.1:PORT of the in-process upstream simulator. */
   simulatorUrl: string;
   dataDir: string;
+  /** The tree the server runs from (this one unless startDevServer was given another). */
+  root: string;
   /** The server process (its CPU time is in /proc/<pid>). */
   pid: number;
   /** Lines the server wrote to stderr (warnings and errors at LOG_LEVEL=warn). */
@@ -50,16 +52,16 @@ function freePort(): number {
   return port;
 }
 
-/** Runs `main.ts <args> --json` against the server's DATA_DIR and returns the parsed output. */
+/** Runs `main.ts <args> --json` (of the server's tree) against the server's DATA_DIR and returns the parsed output. */
 export async function cli(
-  server: Pick<DevServer, "dataDir">,
+  server: Pick<DevServer, "dataDir"> & { root?: string },
   args: string[],
 ): Promise<unknown> {
   const secret = (await Deno.readTextFile(`${server.dataDir}/secret.key`))
     .trim();
   const out = await new Deno.Command(Deno.execPath(), {
     args: ["run", "-A", LAZY, "main.ts", ...args, "--json"],
-    cwd: ROOT,
+    cwd: server.root ?? ROOT,
     env: { DATA_DIR: server.dataDir, SECRET_KEY: secret, LOG_LEVEL: "warn" },
     stdout: "piped",
     stderr: "piped",
@@ -73,6 +75,26 @@ export async function cli(
     );
   }
   return JSON.parse(text);
+}
+
+/** A new API key of the account (all scopes, rate limit lifted), made through the CLI. */
+export async function benchKey(
+  server: Pick<DevServer, "dataDir"> & { root?: string },
+  accountSlug: string,
+): Promise<string> {
+  const { key } = await cli(server, [
+    "keys",
+    "create",
+    "--account",
+    accountSlug,
+    "--scopes",
+    "all",
+    "--rate-limit",
+    "100000000",
+    "--name",
+    "bench",
+  ]) as { key: string };
+  return key;
 }
 
 async function waitForFile(path: string, child: Deno.ChildProcess) {
@@ -97,14 +119,16 @@ export function serverFlags(): string[] {
 }
 
 export async function startDevServer(
-  opts: { env?: Record<string, string> } = {},
+  /** `root`: another tree to run (an older commit's, for a before/after). */
+  opts: { env?: Record<string, string>; root?: string } = {},
 ): Promise<DevServer> {
+  const root = opts.root ?? ROOT;
   const dataDir = await Deno.makeTempDir({ prefix: "bmbench-" });
   const port = freePort();
   const child = new Deno.Command(Deno.execPath(), {
     // e.g. BENCH_SERVER_FLAGS="--cpu-prof --cpu-prof-dir=/tmp/prof"
     args: ["run", "-A", LAZY, ...serverFlags(), "main.ts", "dev"],
-    cwd: ROOT,
+    cwd: root,
     env: {
       PORT: String(port),
       HOST,
@@ -162,27 +186,17 @@ export async function startDevServer(
       const { numbers } = await res.json();
       return numbers.length > 0;
     }, 10_000);
-    const key = await cli({ dataDir }, [
-      "keys",
-      "create",
-      "--account",
-      creds.accountSlug,
-      "--scopes",
-      "all",
-      "--rate-limit",
-      "100000000",
-      "--name",
-      "bench",
-    ]) as { key: string };
+    const apiKey = await benchKey({ dataDir, root }, creds.accountSlug);
     return {
       baseUrl: `http://${HOST}:${port}`,
-      apiKey: key.key,
+      apiKey,
       accountId: creds.accountId,
       accountSlug: creds.accountSlug,
       channelId: creds.channelId,
       phoneNumber: creds.phoneNumber,
       simulatorUrl,
       dataDir,
+      root,
       pid: child.pid,
       stderrLines: () => lines,
       stop: async () => {

@@ -159,6 +159,12 @@ const ENV = {
   WEBHOOK_ALLOW_HTTP: [bool, "false"],
   WEBHOOK_CONCURRENCY: [num({ int: true, min: 1, max: 1024 }), "64"],
   WEBHOOK_MAX_IN_FLIGHT: [num({ int: true, min: 1, max: 1024 }), "16"],
+  // Unset: a quarter of WEBHOOK_CONCURRENCY (see loadConfig).
+  WEBHOOK_MAX_IN_FLIGHT_PER_ACCOUNT: [num({ int: true, min: 1, max: 1024 })],
+  WEBHOOK_MAX_SUBSCRIPTIONS_PER_ACCOUNT: [
+    num({ int: true, min: 1, max: 10_000 }),
+    "25",
+  ],
   WEBHOOK_RETENTION_DAYS: [num({ int: true, min: 1, max: 3650 }), "30"],
   METRICS_TOKEN: [minLength(16, "must be at least 16 characters")],
   LOG_LEVEL: [oneOf(LOG_LEVELS), "info"],
@@ -257,6 +263,10 @@ export interface Config {
   readonly webhookConcurrency: number;
   /** Webhook attempts in flight per subscription, so one slow endpoint cannot take every slot. */
   readonly webhookMaxInFlight: number;
+  /** Webhook attempts in flight per account, all its subscriptions together, so one account cannot take every slot. */
+  readonly webhookMaxInFlightPerAccount: number;
+  /** Subscriptions an account may have; POST /webhooks refuses one more (WEBHOOK_LIMIT_REACHED). */
+  readonly webhookMaxSubscriptionsPerAccount: number;
   /** Delivery log rows and delivered events are kept this many days. */
   readonly webhookRetentionDays: number;
   /** Bearer token for GET /metrics; without it only loopback clients may read it. */
@@ -323,6 +333,9 @@ export function loadConfig(
     webhookAllowHttp: e.WEBHOOK_ALLOW_HTTP,
     webhookConcurrency: e.WEBHOOK_CONCURRENCY,
     webhookMaxInFlight: e.WEBHOOK_MAX_IN_FLIGHT,
+    webhookMaxInFlightPerAccount: e.WEBHOOK_MAX_IN_FLIGHT_PER_ACCOUNT ??
+      Math.max(1, Math.floor(e.WEBHOOK_CONCURRENCY / 4)),
+    webhookMaxSubscriptionsPerAccount: e.WEBHOOK_MAX_SUBSCRIPTIONS_PER_ACCOUNT,
     webhookRetentionDays: e.WEBHOOK_RETENTION_DAYS,
     metricsToken: e.METRICS_TOKEN,
     logLevel: e.LOG_LEVEL,

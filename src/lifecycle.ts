@@ -92,6 +92,7 @@ export function startBackground(
     handlers: handlers.webhooks,
     concurrency: container.config.webhookConcurrency,
     maxPerGroup: container.config.webhookMaxInFlight,
+    maxPerOwner: container.config.webhookMaxInFlightPerAccount,
     reserveUrgentSlot: false,
     leaseMs: WEBHOOK_LEASE_MS,
     lanes: WEBHOOK_LANES,

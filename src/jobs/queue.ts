@@ -6,10 +6,12 @@ import { ROWS_AS_ARRAYS } from "../db/row_shape.ts";
 import { addMs, toDbTime } from "../db/time.ts";
 import { newId } from "../ids.ts";
 import {
+  fullOwners,
   type GroupLimits,
+  OWNER_SEPARATOR,
+  planClaim,
   type RingMember,
-  ringOrder,
-} from "./queue_groups.ts";
+} from "./queue_ring.ts";
 import { PAST_LAST_ATTEMPT_SQL } from "./attempts.ts";
 import type { JobError, JobRow } from "./types.ts";
 
@@ -25,6 +27,7 @@ export type {
 } from "./types.ts";
 
 export { DEFAULT_MAX_ATTEMPTS, PRIORITY, WEBHOOK_LANES } from "./kinds.ts";
+export { ownedGroupKey } from "./queue_ring.ts";
 export {
   enqueue,
   enqueueCompiled,
@@ -99,9 +102,10 @@ export interface ClaimOptions {
    */
   lanes?: readonly number[];
   /**
-   * Caps jobs in flight per group: a group with `cap` running is skipped, and
-   * no group gets more than `cap - running` (see claimGrouped). Jobs without
-   * a group are not capped.
+   * Caps jobs in flight per group and per owner of groups: a group with
+   * `cap` running, or an owner with `ownerCap`, is skipped, and the slots go
+   * round-robin by owner, then by group (see claimGrouped). Jobs without a
+   * group are not capped.
    */
   groups?: GroupLimits;
   /**
@@ -196,67 +200,98 @@ const GROUPED = "state in ('available', 'retryable') and group_key is not null";
  * group finds the next key after the last, however long each group's
  * backlog, and one more per lane answers "due": a group parked 30 s ahead
  * or only retrying later is not claimed, and the claim of one that is due
- * does not ask again. One statement for what was the key list and a probe
- * per member (a network round trip each on libSQL).
+ * does not ask again. An owner in `full` (at its cap) shows its first key,
+ * not due, and one seek steps past all its keys (`<owner>/` sorts before
+ * `<owner>0`, the separator's next character). One statement for what was
+ * the key list and a probe per member (a network round trip each on libSQL).
  */
 function groupsDue(
   opts: ClaimOptions,
   now: string,
+  full: readonly string[],
 ): { text: string; params: unknown[] } {
   const grouped = dueCondition(opts, now);
   const ungrouped = dueCondition(opts, now, null);
+  let next = `(select group_key from jobs where ${GROUPED} and group_key > g.k
+      order by group_key limit 1)`;
+  let due = `exists (select 1 from jobs where ${grouped.text}
+      and group_key = g.k and group_key is not null)`;
+  const owners: string[] = [];
+  if (full.length > 0) {
+    // Without a full owner the statement is the same as before owners were.
+    const cut = `instr(g.k, '${OWNER_SEPARATOR}')`;
+    const isFull = `(${cut} > 0 and substr(g.k, 1, ${cut} - 1)
+      in (select value from json_each(?)))`;
+    const past = String.fromCharCode(OWNER_SEPARATOR.charCodeAt(0) + 1);
+    next = `case when ${isFull} then (select group_key from jobs
+      where ${GROUPED} and group_key >= substr(g.k, 1, ${cut} - 1) || '${past}'
+      order by group_key limit 1) else ${next} end`;
+    due = `case when ${isFull} then 0 else ${due} end`;
+    owners.push(JSON.stringify(full), JSON.stringify(full));
+  }
   return {
     text: `with recursive g(k) as (
     select (select group_key from jobs where ${GROUPED}
       order by group_key limit 1)
     union all
-    select (select group_key from jobs where ${GROUPED} and group_key > g.k
-      order by group_key limit 1)
-    from g where g.k is not null)
-  select k, exists (select 1 from jobs where ${grouped.text}
-      and group_key = g.k and group_key is not null) as due
-    from g where k is not null
+    select ${next} from g where g.k is not null)
+  select k, ${due} as due from g where k is not null
   union all
   select null, exists (select 1 from jobs where ${ungrouped.text})`,
-    params: [...grouped.params, ...ungrouped.params],
+    params: [...owners, ...grouped.params, ...ungrouped.params],
   };
 }
 
 /**
  * A capped claim, one group at a time, so it never reads the backlog of a
- * full group: the groups with work and which of them are due come from one
- * read (groupsDue), and each due group with room (and the jobs without a
- * group, through jobs_ungrouped_idx) is claimed with its own statement, up
- * to its room, in priority then run_at order. Members are visited around
- * the ring from `groups.after`, so slots fewer than the room go to each
- * group in turn.
+ * full group or of any group of a full owner: the groups with work and
+ * which of them are due come from one read (groupsDue), the slots are dealt
+ * round-robin by owner, then by group (planClaim), and each due group dealt
+ * some (and the jobs without a group, through jobs_ungrouped_idx) is
+ * claimed with its own statement, in priority then run_at order. A group
+ * with fewer due jobs than it was dealt leaves the ring and the rest are
+ * dealt again; the owners' and groups' starts in the ring move from claim
+ * to claim (`after`, `within`), so slots fewer than the room go to each in
+ * turn.
  */
 async function claimGrouped(
   db: Db,
   opts: ClaimOptions,
   groups: GroupLimits,
 ): Promise<JobRow[]> {
-  const read = groupsDue(opts, toDbTime(opts.now));
+  const read = groupsDue(opts, toDbTime(opts.now), fullOwners(groups));
   const { rows } = await db.executeQuery<
     { k: string | null; due: number | bigint }
   >(CompiledQuery.raw(read.text, read.params));
-  const due = new Set<RingMember>();
-  const keys: string[] = [];
-  for (const row of rows) {
-    if (row.k !== null) keys.push(row.k);
-    if (Number(row.due) === 1) due.add(row.k);
+  // The keys come ascending, the jobs without a group (null) last: the
+  // ring wants null first.
+  let due: RingMember[] = [];
+  for (const r of rows) {
+    if (Number(r.due) !== 1) continue;
+    if (r.k === null) due.unshift(null);
+    else due.push(r.k);
   }
+  const running = new Map(groups.running);
   const jobs: JobRow[] = [];
   const known = { ...opts, probe: false };
-  for (const member of ringOrder(keys, groups.after)) {
-    const left = opts.limit - jobs.length;
-    if (left <= 0) break;
-    if (!due.has(member)) continue;
-    const room = member === null
-      ? left
-      : Math.min(left, groups.cap - (groups.running.get(member) ?? 0));
-    if (room <= 0) continue;
-    jobs.push(...await claimWhere(db, known, room, member));
+  while (jobs.length < opts.limit && due.length > 0) {
+    const plan = planClaim(due, opts.limit - jobs.length, {
+      ...groups,
+      running,
+    });
+    const drained = new Set<RingMember>();
+    for (const [member, n] of plan) {
+      const got = await claimWhere(db, known, n, member);
+      jobs.push(...got);
+      if (member !== null && got.length > 0) {
+        running.set(member, (running.get(member) ?? 0) + got.length);
+      }
+      if (got.length < n) drained.add(member);
+    }
+    // Every group gave what it was dealt: the slots are used, or the rest
+    // have no room.
+    if (drained.size === 0) break;
+    due = due.filter((m) => !drained.has(m));
   }
   return jobs;
 }

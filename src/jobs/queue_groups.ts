@@ -1,60 +1,26 @@
 /**
- * Job groups capped in flight (a webhook subscription's attempts): the order
- * a claim visits them in, and parking the backlog of a group held at its cap.
+ * Job groups capped in flight (a webhook subscription's attempts, owned by
+ * its account): the pool's caps and ring cursors (the order itself is
+ * queue_ring.ts's), and parking the backlog of a group held at its cap.
  */
 import { sql } from "kysely";
 import type { Db, Executor } from "../db/schema.ts";
 import { addMs, toDbTime } from "../db/time.ts";
 import type { Logger } from "../log.ts";
 import type { JobRow } from "./types.ts";
+import {
+  type GroupLimits,
+  moveWithin,
+  nextAfter,
+  type RingMember,
+} from "./queue_ring.ts";
 
-export interface GroupLimits {
-  cap: number;
-  /** Running jobs per group key. */
-  running: ReadonlyMap<string, number>;
-  /**
-   * Where the last claim started in the ring of groups (see ringOrder): the
-   * next one starts just after it, so no group starves when a claim has
-   * fewer slots than the groups have room.
-   */
-  after?: RingMember | undefined;
-}
-
-/** A group key, or null for the jobs without a group (first in the ring). */
-export type RingMember = string | null;
-
-/**
- * The members of the ring [null, ...keys in ascending order] in the order a
- * claim visits them: starting just after `after` (from the start without
- * it) and wrapping around. `keys` must be sorted and without null.
- */
-export function ringOrder(
-  keys: readonly string[],
-  after: RingMember | undefined,
-): RingMember[] {
-  if (after === undefined) return [null, ...keys];
-  if (after === null) return [...keys, null];
-  return [
-    ...keys.filter((k) => k > after),
-    null,
-    ...keys.filter((k) => k <= after),
-  ];
-}
-
-/**
- * The `after` for the next claim: the first member this claim took jobs
- * from, in its visiting order (unchanged when it took none).
- */
-export function nextAfter(
-  after: RingMember | undefined,
-  claimed: Iterable<{ groupKey: string | null }>,
-): RingMember | undefined {
-  const members = new Set<RingMember>();
-  for (const job of claimed) members.add(job.groupKey);
-  if (members.size === 0) return after;
-  const keys = [...members].filter((m): m is string => m !== null).sort();
-  return ringOrder(keys, after).find((m) => members.has(m));
-}
+export {
+  type GroupLimits,
+  nextAfter,
+  type RingMember,
+  ringOrder,
+} from "./queue_ring.ts";
 
 /**
  * Moves a group's due jobs beyond its first `keep` (by priority, run_at) to
@@ -104,6 +70,8 @@ const PARK_MS = 30_000;
 const PARK_SLOW_MS = 1_000;
 /** Weight of the newest job in a group's average duration. */
 const EMA_WEIGHT = 0.2;
+/** Owners whose cursor among their groups is kept (the most recently served). */
+const MAX_CURSORS = 1_024;
 /** A group's parking is looked at no more often than this. */
 const TEND_EVERY_MS = 100;
 
@@ -114,7 +82,8 @@ interface Tended {
 }
 
 /**
- * A pool's per-group cap: the claim option from what runs now, and parking.
+ * A pool's per-group and per-owner caps: the claim option from what runs
+ * now, the ring cursors, and parking.
  * A slow group (see tend) keeps 2 x cap due jobs; the rest of its due backlog
  * is parked (run_at moved 30 s ahead) so other groups' claims never wade
  * through it, and comes back 2 x cap at a time as the group runs short. A
@@ -123,19 +92,33 @@ interface Tended {
  */
 export class GroupCap {
   readonly cap: number;
+  /** At most this many running jobs per owner (an account); none without it. */
+  readonly ownerCap: number | undefined;
   #db: Db;
   #log: Logger;
   #averageMs = new Map<string, number>();
   #tended = new Map<string, Tended>();
   #after: RingMember | undefined;
+  /** Each owner's cursor among its groups, least recently moved first (see claimed). */
+  #within = new Map<string, string>();
 
-  constructor(cap: number, deps: { db: Db; log: Logger }) {
-    this.cap = cap;
+  constructor(
+    caps: { cap: number; ownerCap?: number | undefined },
+    deps: { db: Db; log: Logger },
+  ) {
+    this.cap = caps.cap;
+    this.ownerCap = caps.ownerCap;
     this.#db = deps.db;
     this.#log = deps.log;
   }
 
-  /** The `groups` claim option for the jobs running now. */
+  /**
+   * The `groups` claim option for the jobs running now. The counts are
+   * taken from them at each claim, not kept up to date on the side: a job
+   * stops counting for its group and its owner when it leaves the pool's
+   * running set, whichever way it ended (success, failure, lost lease,
+   * released at shutdown).
+   */
   limits(running: Iterable<JobRow>): GroupLimits {
     const counts = new Map<string, number>();
     for (const job of running) {
@@ -143,12 +126,25 @@ export class GroupCap {
         counts.set(job.groupKey, (counts.get(job.groupKey) ?? 0) + 1);
       }
     }
-    return { cap: this.cap, running: counts, after: this.#after };
+    return {
+      cap: this.cap,
+      running: counts,
+      ownerCap: this.ownerCap,
+      after: this.#after,
+      within: this.#within,
+    };
   }
 
-  /** Moves the ring past the first group `claimed` took jobs from. */
-  claimed(claimed: Iterable<JobRow>): void {
+  /** Moves the rings past the first owner, and each owner's first group, that `claimed` took jobs from. */
+  claimed(claimed: readonly JobRow[]): void {
     this.#after = nextAfter(this.#after, claimed);
+    moveWithin(this.#within, claimed);
+    // An owner's cursor only matters while it has a backlog; the oldest go
+    // first, so the map stays small however many accounts come and go.
+    for (const owner of this.#within.keys()) {
+      if (this.#within.size <= MAX_CURSORS) break;
+      this.#within.delete(owner);
+    }
   }
 
   /** Records how long one of the group's jobs ran. */

@@ -67,6 +67,13 @@ export interface WorkerPoolOptions {
    * @default no cap
    */
   maxPerGroup?: number;
+  /**
+   * With maxPerGroup, at most this many running jobs per owner of groups
+   * (the part of a group key before "/": a webhook subscription's account),
+   * and free slots go round-robin by owner, then by group (see planClaim).
+   * @default no cap
+   */
+  maxPerOwner?: number;
   /** Only jobs of these priorities (PRIORITY values). @default every lane */
   lanes?: readonly number[];
 }
@@ -129,9 +136,10 @@ export class WorkerPool {
       `worker-${crypto.randomUUID().slice(0, 8)}`;
     this.#log = opts.log.child({ workerId: this.workerId });
     this.#settler = new Settler({ db: opts.db, clock: opts.clock });
-    this.#groups = opts.maxPerGroup === undefined
-      ? undefined
-      : new GroupCap(opts.maxPerGroup, { db: opts.db, log: this.#log });
+    this.#groups = opts.maxPerGroup === undefined ? undefined : new GroupCap(
+      { cap: opts.maxPerGroup, ownerCap: opts.maxPerOwner },
+      { db: opts.db, log: this.#log },
+    );
   }
 
   /** Starts claiming in the background until drain(); a drained pool stays stopped. */
@@ -335,7 +343,7 @@ export class WorkerPool {
     return jobs.length === free;
   }
 
-  /** The claim option that keeps each group under maxPerGroup (none without a cap). */
+  /** The claim option that keeps each group under maxPerGroup and each owner under maxPerOwner (none without a cap). */
   #groupCap(
     claimed: readonly JobRow[] = [],
   ): { groups?: ReturnType<GroupCap["limits"]> } {

@@ -46,3 +46,10 @@ export function freePort(): number {
     `No free port found in ${PORT_FLOOR}-${PORT_FLOOR + PORT_SPAN - 1}`,
   );
 }
+
+/** A promise a test opens when it chooses (a handler or receiver held until then). */
+export function gate(): { open: () => void; opened: Promise<void> } {
+  let open!: () => void;
+  const opened = new Promise<void>((r) => open = r);
+  return { open, opened };
+}

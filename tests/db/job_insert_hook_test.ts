@@ -82,7 +82,8 @@ engineTest(
     assert.equal(jobs.length, 2);
     assert.deepEqual(
       jobs.map((j) => j.group_key).sort(),
-      deliveries.map((d) => d.webhook_id).sort(),
+      deliveries.map((d) => `${h.tenant.account.id}/${d.webhook_id}`).sort(),
+      "grouped by subscription, owned by its account",
     );
     assert.ok(deliveries.every((d) => d.status === "pending"));
   },

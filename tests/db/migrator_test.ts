@@ -8,6 +8,7 @@ import { migrateToLatest, migrationsCurrent } from "../../src/db/migrator.ts";
 import { engineTest } from "../_harness.ts";
 import type { Db } from "../../src/db/schema.ts";
 import { acceptTemplates, seedTemplate } from "../messaging/_helpers.ts";
+import { enqueueManyUnchecked } from "../../src/jobs/queue.ts";
 
 const NAMES = Object.keys(migrations);
 
@@ -39,9 +40,10 @@ engineTest(
   "a pending migration is applied, and the database is current only then",
   async (h) => {
     const db = h.container.db;
-    // Back to the schema before the last seven migrations, with queued batch
-    // sends for 0010 to count into its new table.
-    const pending = NAMES.slice(-7);
+    // Back to the schema before the last eight migrations, with queued batch
+    // sends for 0010 to count into its new table and webhook attempts queued
+    // under their subscription alone for 0017 to give to their account.
+    const pending = NAMES.slice(-8);
     assert.deepEqual(pending, [
       "0010_channel_batch_backlog",
       "0011_drop_messages_inbound_idx",
@@ -50,6 +52,7 @@ engineTest(
       "0014_backlog_counted_per_insert",
       "0015_drop_conversations_contact_idx",
       "0016_webhook_batch_lane",
+      "0017_webhook_jobs_owned_groups",
     ]);
     await seedTemplate(h);
     const accepted = await db.transaction().execute((trx) =>
@@ -83,6 +86,20 @@ engineTest(
     await sql`create index jobs_ungrouped_idx on jobs (priority, run_at)
       where state in ('available', 'retryable') and group_key is null
         and priority in (8, 10)`.execute(db);
+    const hook = await h.request("POST", "/api/v2/webhooks", {
+      body: { url: "http://127.0.0.1:9/hook", events: ["contact.created"] },
+    });
+    assert.equal(hook.status, 201, JSON.stringify(hook.body));
+    const webhookId: string = hook.body.data.id;
+    await enqueueManyUnchecked(db, [
+      {
+        kind: "webhook.deliver",
+        payload: {},
+        priority: 10,
+        groupKey: webhookId,
+      },
+      { kind: "webhook.deliver", payload: {}, priority: 10, groupKey: "gone" },
+    ], h.clock.now());
     for (const name of pending) {
       await sql`delete from kysely_migration where name = ${name}`.execute(db);
     }
@@ -110,6 +127,12 @@ engineTest(
     const ungrouped = await sql<{ sql: string }>`select sql from sqlite_master
       where name = 'jobs_ungrouped_idx'`.execute(db);
     assert.match(ungrouped.rows[0]!.sql, /priority in \(8, 10, 12\)$/);
+    const groups = await db.selectFrom("jobs").select("group_key")
+      .where("kind", "=", "webhook.deliver").orderBy("group_key").execute();
+    assert.deepEqual(groups.map((j) => j.group_key), [
+      `${h.tenant.account.id}/${webhookId}`,
+      "gone",
+    ], "a subscription's attempts go to its account; an unknown key stays");
     const backlog = await db.selectFrom("channel_batch_backlog")
       .selectAll().execute();
     assert.deepEqual(

@@ -4,7 +4,7 @@ import { planProbe } from "../_support/plans.ts";
 import { createHarness, engineTest, type Harness } from "../_harness.ts";
 import { systemClock } from "../../src/clock.ts";
 import { createLogger } from "../../src/log.ts";
-import { waitFor } from "../_support/wait.ts";
+import { gate, waitFor } from "../_support/wait.ts";
 import {
   claim,
   countByState,
@@ -146,12 +146,6 @@ Deno.test("claim() with lanes reads the claim index as one range per lane, witho
     assert.doesNotMatch(plan, /TEMP B-TREE/);
   }
 });
-
-function gate() {
-  let open!: () => void;
-  const opened = new Promise<void>((r) => open = r);
-  return { open, opened };
-}
 
 engineTest(
   "a pool with maxPerGroup runs at most that many jobs of one group, and the others alongside",

@@ -128,7 +128,13 @@ for (const engine of ENGINES) {
       await enqueueMany(
         db,
         ["d-2", "d-4", "d-5", "d-6"].map((id) =>
-          deliveryJob({ id, webhook_id: hook.id }, { runAt: later })
+          deliveryJob({
+            id,
+            webhook_id: hook.id,
+            account_id: h.tenant.account.id,
+          }, {
+            runAt: later,
+          })
         ),
         new Date(),
       );

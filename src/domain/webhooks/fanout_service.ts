@@ -4,6 +4,7 @@ import { newId } from "../../ids.ts";
 import {
   type EnqueueInput,
   enqueueManyCompiled,
+  ownedGroupKey,
   PRIORITY,
 } from "../../jobs/queue.ts";
 import { DELIVER_JOB, pendingRow } from "./delivery.ts";
@@ -48,9 +49,13 @@ const LANE_PRIORITY = {
   batch: PRIORITY.webhookBatch,
 } as const;
 
-/** The job of one pending attempt, grouped by subscription so one slow endpoint keeps to its share. */
+/**
+ * The job of one pending attempt, grouped by subscription and owned by its
+ * account (`<accountId>/<webhookId>`), so one slow endpoint keeps to its
+ * share of its account's, and one account to its share of the pool.
+ */
 export function deliveryJob(
-  row: Pick<WebhookDeliveriesTable, "id" | "webhook_id">,
+  row: Pick<WebhookDeliveriesTable, "id" | "webhook_id" | "account_id">,
   options: { runAt?: Date; priority?: number } = {},
 ): EnqueueInput<typeof DELIVER_JOB> {
   // Attempts and unique key: JOB_KINDS["webhook.deliver"].
@@ -58,7 +63,7 @@ export function deliveryJob(
     kind: DELIVER_JOB,
     payload: { deliveryId: row.id },
     priority: options.priority ?? PRIORITY.webhook,
-    groupKey: row.webhook_id,
+    groupKey: ownedGroupKey(row.account_id, row.webhook_id),
     ...(options.runAt ? { runAt: options.runAt } : {}),
   };
 }

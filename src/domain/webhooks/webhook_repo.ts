@@ -26,11 +26,26 @@ export function toWebhook(r: WebhooksTable): Webhook {
   };
 }
 
-export async function insertWebhook(
+/**
+ * Inserts the subscription unless its account already has `limit`: the
+ * count and the insert are one statement, so two creates at once cannot
+ * both pass the count. False when the account was at its limit.
+ */
+export async function insertWebhookWithin(
   db: Executor,
   row: WebhooksTable,
-): Promise<void> {
-  await db.insertInto("webhooks").values(row).execute();
+  limit: number,
+): Promise<boolean> {
+  const columns = Object.keys(row) as (keyof WebhooksTable)[];
+  const count = db.selectFrom("webhooks")
+    .select((eb) => eb.fn.countAll<number>().as("n"))
+    .where("account_id", "=", row.account_id);
+  const r = await db.insertInto("webhooks").columns(columns)
+    .expression(
+      db.selectNoFrom((eb) => columns.map((c) => eb.val(row[c]).as(c)))
+        .where(count, "<", limit),
+    ).executeTakeFirst();
+  return Number(r.numInsertedOrUpdatedRows ?? 0) === 1;
 }
 
 /** The account's subscription, or undefined (also for another account's id). */

@@ -22,7 +22,11 @@ export interface WebhookDeps {
   db: Db;
   clock: Clock;
   secrets: SecretBox;
-  config: { webhookAllowHttp: boolean; webhookAllowPrivateNetworks: boolean };
+  config: {
+    webhookAllowHttp: boolean;
+    webhookAllowPrivateNetworks: boolean;
+    webhookMaxSubscriptionsPerAccount: number;
+  };
   resolver?: Resolver | undefined;
 }
 
@@ -102,7 +106,12 @@ export async function listWebhooks(
   return (await repo.listWebhookRows(deps.db, accountId)).map(repo.toWebhook);
 }
 
-/** Creates a subscription; the secret is returned here and at rotation only. */
+/**
+ * Creates a subscription; the secret is returned here and at rotation only.
+ * WEBHOOK_LIMIT_REACHED when the account already has
+ * `webhookMaxSubscriptionsPerAccount` (each one fans every event out once
+ * more, and slow receivers share their account's webhook slots).
+ */
 export async function createWebhook(
   deps: WebhookDeps,
   accountId: string,
@@ -113,7 +122,8 @@ export async function createWebhook(
   const now = toDbTime(deps.clock.now());
   const enabled = input.enabled ?? true;
   const id = newId();
-  await repo.insertWebhook(deps.db, {
+  const limit = deps.config.webhookMaxSubscriptionsPerAccount;
+  const inserted = await repo.insertWebhookWithin(deps.db, {
     id,
     account_id: accountId,
     url: input.url,
@@ -129,7 +139,14 @@ export async function createWebhook(
     disabled_reason: null,
     created_at: now,
     updated_at: now,
-  });
+  }, limit);
+  if (!inserted) {
+    throw new AppError(
+      "WEBHOOK_LIMIT_REACHED",
+      `Cannot create webhook: the account already has ${limit} subscriptions, the most allowed (WEBHOOK_MAX_SUBSCRIPTIONS_PER_ACCOUNT)`,
+      { details: { limit } },
+    );
+  }
   return { webhook: await getWebhook(deps, { accountId, id }), secret };
 }
 

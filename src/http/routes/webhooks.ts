@@ -25,6 +25,7 @@ import {
   jsonBody,
   newRouter,
   NOT_FOUND_ERROR,
+  UNPROCESSABLE_ERROR,
 } from "../openapi.ts";
 import { ok } from "../respond.ts";
 import {
@@ -62,6 +63,7 @@ const createRouteDef = defineRoute("webhooks:write", {
   responses: {
     201: envelope(WebhookWithSecretSchema, "The new subscription"),
     ...COMMON_ERRORS,
+    ...UNPROCESSABLE_ERROR,
   },
 });
 

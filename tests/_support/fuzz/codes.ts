@@ -55,6 +55,8 @@ export const DOCUMENTED_STATUS: Readonly<Record<string, number>> = {
   // README.md, POST /webhooks/:id/replay/:deliveryId.
   WEBHOOK_DISABLED: 409,
   EVENT_EXPIRED: 410,
+  // README.md, POST /webhooks (and its /api/v1 alias) past the account's limit.
+  WEBHOOK_LIMIT_REACHED: 422,
   // README.md, "API behaviour worth knowing": PATCH /conversations/:id.
   INVALID_AGENT: 422,
 };
