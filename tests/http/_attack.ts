@@ -1,34 +1,10 @@
 // Senders for /meta/webhook over real sockets: Meta's signed posts, forged
-// ones, and bodies held open or trickled, as an attacker sends them.
+// ones, and bodies held open or trickled, as an attacker sends them (no
+// server code: tests/http/_attacker.ts runs these in a process of its own).
 import { signMetaBody } from "../../src/upstream/meta_signature.ts";
-import { createHarness, type Harness } from "../_harness.ts";
 
 export const APP_SECRET = "test-app-secret";
 const encoder = new TextEncoder();
-
-/** The harness app listening on 127.0.0.1 (Deno.serve hands it the real peer address). */
-export interface Listening extends AsyncDisposable {
-  h: Harness;
-  port: number;
-}
-
-export async function listen(env: Record<string, string>): Promise<Listening> {
-  const h = await createHarness({
-    env: { META_APP_SECRET: APP_SECRET, ...env },
-  });
-  const server = Deno.serve(
-    { hostname: "127.0.0.1", port: 0, onListen() {} },
-    (req, info) => h.app.fetch(req, info),
-  );
-  return {
-    h,
-    port: server.addr.port,
-    async [Symbol.asyncDispose]() {
-      await server.shutdown();
-      await h[Symbol.asyncDispose]();
-    },
-  };
-}
 
 const META_BODY = JSON.stringify({
   object: "whatsapp_business_account",
@@ -172,16 +148,4 @@ export function keepHeld(
 export function quantile(values: number[], q: number): number {
   const sorted = [...values].sort((a, b) => a - b);
   return sorted[Math.min(sorted.length - 1, Math.ceil(q * sorted.length) - 1)]!;
-}
-
-/** The value of one sample of /metrics, read in-process as a loopback client. */
-export async function metric(h: Harness, series: string): Promise<number> {
-  const res = await h.app.fetch(
-    new Request("http://localhost/metrics"),
-    { remoteAddr: { hostname: "127.0.0.1", port: 1, transport: "tcp" } },
-  );
-  const text = await res.text();
-  const line = text.split("\n").find((l) => l.startsWith(series + " "));
-  if (!line) throw new Error(`No sample ${series} in /metrics`);
-  return Number(line.slice(series.length + 1));
 }
