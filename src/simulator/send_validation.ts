@@ -1,9 +1,6 @@
 import { isUserId } from "./state.ts";
-/** A send the Graph API would reject: the code and error_data.details to answer with. */
-export interface Rejection {
-  code: number;
-  details: string;
-}
+import type { Rejection } from "./sim_errors.ts";
+import { validateTemplateComponents } from "./template_send_validation.ts";
 
 type Obj = Record<string, unknown>;
 
@@ -250,10 +247,11 @@ function validateTemplate(tpl: Obj): Rejection | null {
   if (!isObj(tpl.language) || !isText(tpl.language.code)) {
     return missing("template['language']['code']");
   }
-  if (tpl.components !== undefined && !Array.isArray(tpl.components)) {
+  if (tpl.components === undefined) return null;
+  if (!Array.isArray(tpl.components)) {
     return invalid("Param template['components'] must be an array");
   }
-  return null;
+  return validateTemplateComponents(tpl.components);
 }
 
 function validateReaction(reaction: Obj): Rejection | null {

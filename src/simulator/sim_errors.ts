@@ -1,5 +1,11 @@
 import { randomBase62 } from "../crypto.ts";
 
+/** A send the Graph API would reject: the code and error_data.details to answer with. */
+export interface Rejection {
+  code: number;
+  details: string;
+}
+
 /** HTTP status, title and default details of a Graph error code (reference §3.3). */
 interface ErrorSpec {
   http: number;

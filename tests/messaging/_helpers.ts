@@ -229,6 +229,8 @@ export async function seedTemplate(
     status?: string;
     channelId?: string | null;
     body?: string;
+    /** Meta's components; a BODY of `body` when absent. */
+    components?: Record<string, unknown>[];
   } = {},
 ): Promise<Template> {
   return await createTemplate(h.container, {
@@ -240,7 +242,8 @@ export async function seedTemplate(
     language: "es_AR",
     category: "UTILITY",
     status: input.status ?? "approved",
-    components: [{ type: "BODY", text: input.body ?? "Hola {{1}}" }],
+    components: input.components ??
+      [{ type: "BODY", text: input.body ?? "Hola {{1}}" }],
   });
 }
 

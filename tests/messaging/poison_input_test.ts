@@ -74,6 +74,21 @@ function flow(data: unknown): Record<string, unknown> {
   };
 }
 
+/** The greeting template as Meta defines one with a flow button. */
+const GREETING_WITH_FLOW = [
+  { type: "BODY", text: "Hola {{1}}" },
+  {
+    type: "BUTTONS",
+    buttons: [{
+      type: "FLOW",
+      text: "Abrir",
+      flow_id: "1234567890",
+      flow_action: "navigate",
+      navigate_screen: "START",
+    }],
+  },
+];
+
 /** The greeting template plus a flow button carrying `data` as flow_action_data. */
 function templateWithFlowButton(to: string, data: unknown) {
   const body = templateTo(to) as Json;
@@ -126,7 +141,7 @@ for (const engine of ENGINES) {
         assert.equal(hook.status, 201, JSON.stringify(hook.body));
         const phone = newPhone();
         const { message: inbound } = await customerWrites(h, phone);
-        await seedTemplate(h);
+        await seedTemplate(h, { components: GREETING_WITH_FLOW });
 
         // Writes: every route that accepts a free-form field, at its bounds.
         const posted = await h.request("POST", "/api/v2/contacts", {

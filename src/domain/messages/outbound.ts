@@ -203,10 +203,3 @@ export function cloudMessageBody(
     biz_opaque_callback_data: message.id,
   };
 }
-
-/** Distinct `{{n}}` / `{{name}}` placeholders in a template text. */
-export function placeholderCount(text: string): number {
-  return new Set(
-    [...text.matchAll(/\{\{\s*([a-z0-9_]+)\s*\}\}/gi)].map((m) => m[1]),
-  ).size;
-}

@@ -51,27 +51,55 @@ const mediaObject = z.strictObject({ ...mediaRef }).refine(
   ONE_SOURCE,
 );
 
+// Template send parameters as Meta takes them (meta-graph-api.md §1.2,
+// meta-management.md §5.1); which one a component takes is checked against
+// the template itself (domain/templates/template_params.ts).
+/** Meta's named parameter (`{{first_name}}`): lowercase letters, digits, underscores. */
+const parameterName = z.string().regex(/^[a-z0-9_]{1,64}$/, {
+  message:
+    "must be the placeholder's name: lowercase letters, digits and underscores",
+}).optional();
+const documentObject = z.strictObject({
+  ...mediaRef,
+  filename: z.string().min(1).max(240).optional(),
+}).refine(exactlyOneSource, ONE_SOURCE);
+
 const TemplateParameter = z.discriminatedUnion("type", [
   z.strictObject({
     type: z.literal("text"),
     text: z.string().min(1).max(1024),
-    parameter_name: z.string().regex(/^[a-z_]{1,20}$/).optional(),
+    parameter_name: parameterName,
   }),
   z.strictObject({
     type: z.literal("currency"),
     currency: z.strictObject({
-      fallback_value: z.string().max(256),
-      code: z.string().length(3),
+      fallback_value: z.string().min(1).max(256),
+      code: z.string().regex(/^[A-Z]{3}$/, {
+        message: 'must be an ISO 4217 code like "USD"',
+      }),
       amount_1000: z.number().int(),
     }),
+    parameter_name: parameterName,
   }),
   z.strictObject({
     type: z.literal("date_time"),
-    date_time: z.strictObject({ fallback_value: z.string().max(256) }),
+    // Cloud API always shows fallback_value; the other fields are the
+    // localizable ones of Meta's own examples, taken and passed on.
+    date_time: z.strictObject({
+      fallback_value: z.string().min(1).max(256),
+      calendar: z.enum(["GREGORIAN", "SOLAR_HIJRI"]).optional(),
+      year: z.number().int().optional(),
+      month: z.number().int().min(1).max(12).optional(),
+      day_of_month: z.number().int().min(1).max(31).optional(),
+      day_of_week: z.number().int().min(1).max(7).optional(),
+      hour: z.number().int().min(0).max(23).optional(),
+      minute: z.number().int().min(0).max(59).optional(),
+    }),
+    parameter_name: parameterName,
   }),
   z.strictObject({ type: z.literal("image"), image: mediaObject }),
   z.strictObject({ type: z.literal("video"), video: mediaObject }),
-  z.strictObject({ type: z.literal("document"), document: mediaObject }),
+  z.strictObject({ type: z.literal("document"), document: documentObject }),
   z.strictObject({
     type: z.literal("location"),
     location: z.strictObject({
@@ -81,19 +109,102 @@ const TemplateParameter = z.discriminatedUnion("type", [
       address: z.string().max(1024).optional(),
     }),
   }),
-  z.strictObject({ type: z.literal("payload"), payload: z.string().max(1024) }),
+  // A PRODUCT header (single-product templates): passed through.
+  z.strictObject({
+    type: z.literal("product"),
+    product: z.strictObject({
+      product_retailer_id: z.string().min(1).max(100),
+      catalog_id: z.string().min(1).max(100),
+    }),
+  }),
+  z.strictObject({
+    type: z.literal("payload"),
+    payload: z.string().min(1).max(1024),
+  }),
   z.strictObject({
     type: z.literal("coupon_code"),
-    coupon_code: z.string().max(15),
+    coupon_code: z.string().min(1).max(15),
   }),
   z.strictObject({
     type: z.literal("action"),
     action: z.strictObject({
+      // flow buttons
       flow_token: z.string().max(1024).optional(),
       flow_action_data: freeJsonObject().optional(),
+      // catalog and multi-product (mpm) buttons
+      thumbnail_product_retailer_id: z.string().min(1).max(100).optional(),
+      sections: z.array(freeJsonObject()).min(1).max(10).optional(),
+    }),
+  }),
+  z.strictObject({
+    type: z.literal("limited_time_offer"),
+    limited_time_offer: z.strictObject({
+      expiration_time_ms: z.number().int().min(0),
     }),
   }),
 ]);
+
+/** Component types of a template send; any case (`BODY` as GET /templates shows it). */
+const TEMPLATE_SEND_COMPONENTS = [
+  "header",
+  "body",
+  "button",
+  "carousel",
+  "limited_time_offer",
+] as const;
+const BUTTON_SUB_TYPES = [
+  "quick_reply",
+  "url",
+  "copy_code",
+  "flow",
+  "catalog",
+  "mpm",
+] as const;
+
+/** A carousel card: passed to Meta as given, within the JSON bounds. */
+const CarouselCard = z.strictObject({
+  card_index: z.number().int().min(0).max(9),
+  components: z.array(freeJsonObject()).min(1).max(10),
+});
+
+const TemplateComponent = z.strictObject({
+  type: z.string().toLowerCase().pipe(z.enum(TEMPLATE_SEND_COMPONENTS)),
+  sub_type: z.string().toLowerCase().pipe(z.enum(BUTTON_SUB_TYPES)).optional(),
+  // Meta's own examples give the index as a string: so does the Graph request.
+  index: z.union([z.string().regex(/^\d$/), z.number().int().min(0).max(9)])
+    .transform(String).optional(),
+  parameters: z.array(TemplateParameter).max(100).optional(),
+  cards: z.array(CarouselCard).min(1).max(10).optional(),
+}).superRefine((c, ctx) => {
+  const problem = (path: string, message: string) =>
+    ctx.addIssue({ code: "custom", path: [path], message });
+  const button = c.type === "button";
+  if (button && c.sub_type === undefined) {
+    problem("sub_type", `a button component needs "sub_type"`);
+  }
+  if (button && c.index === undefined) {
+    problem("index", `a button component needs "index" (0 to 9)`);
+  }
+  if (!button && c.sub_type !== undefined) {
+    problem("sub_type", `only a button component takes "sub_type"`);
+  }
+  if (!button && c.index !== undefined) {
+    problem("index", `only a button component takes "index"`);
+  }
+  if (c.type === "carousel") {
+    if (c.cards === undefined) problem("cards", `a carousel needs "cards"`);
+    if (c.parameters !== undefined) {
+      problem("parameters", `a carousel takes "cards", not "parameters"`);
+    }
+    return;
+  }
+  if (c.cards !== undefined) {
+    problem("cards", `only a carousel component takes "cards"`);
+  }
+  if (c.parameters === undefined) {
+    problem("parameters", `a ${c.type} component needs "parameters"`);
+  }
+});
 
 export const TemplateContent = z.strictObject({
   name: z.string().regex(/^[a-z0-9_]{1,512}$/, {
@@ -105,14 +216,7 @@ export const TemplateContent = z.strictObject({
     }),
     policy: z.literal("deterministic").optional(),
   }),
-  components: z.array(z.strictObject({
-    // Any case: GET /templates shows components as HEADER, BODY, BUTTONS.
-    type: z.string().toLowerCase().pipe(z.enum(["header", "body", "button"])),
-    sub_type: z.enum(["quick_reply", "url", "copy_code", "flow"]).optional(),
-    index: z.union([z.string().regex(/^\d$/), z.number().int().min(0).max(9)])
-      .optional(),
-    parameters: z.array(TemplateParameter).max(100),
-  })).max(20).optional(),
+  components: z.array(TemplateComponent).max(20).optional(),
 });
 
 const InteractiveText = (max: number) =>

@@ -14,8 +14,10 @@ import type { Conversation } from "../conversations/conversation.ts";
 import { createMissingConversation } from "../conversations/conversation_create_service.ts";
 import type { Template } from "../templates/template.ts";
 import { findSendableTemplate } from "../templates/template_service.ts";
+import { type TemplatePlan, templatePlan } from "../templates/template_plan.ts";
+import { templateSendProblems } from "../templates/template_params.ts";
 import type { SendMessageInput } from "./outbound_schema.ts";
-import { needsServiceWindow, placeholderCount } from "./outbound.ts";
+import { needsServiceWindow } from "./outbound.ts";
 import { findAccountMessageByWamid } from "./message_repo.ts";
 
 export type Lane = "live" | "batch";
@@ -70,19 +72,16 @@ export async function channelFor(
   return channel;
 }
 
-/** Placeholders of each template's body, counted once per cached template object. */
-const placeholdersOf = new WeakMap<Template, number>();
+/** What each template takes at send time, read once per cached template object. */
+const plans = new WeakMap<Template, TemplatePlan>();
 
-function bodyPlaceholders(template: Template): number {
-  let n = placeholdersOf.get(template);
-  if (n === undefined) {
-    const body = template.components.find((c) =>
-      String((c as { type?: string }).type).toUpperCase() === "BODY"
-    ) as { text?: string } | undefined;
-    n = body?.text ? placeholderCount(body.text) : 0;
-    placeholdersOf.set(template, n);
+function planOf(template: Template): TemplatePlan {
+  let plan = plans.get(template);
+  if (!plan) {
+    plan = templatePlan(template);
+    plans.set(template, plan);
   }
-  return n;
+  return plan;
 }
 
 async function checkTemplate(
@@ -115,14 +114,17 @@ async function checkTemplate(
       `Cannot send template "${name}" (${language.code}): its status is "${template.status}", only approved templates can be sent`,
     );
   }
-  const expected = bodyPlaceholders(template);
-  const given = (input.template.components ?? [])
-    .filter((c) => c.type === "body")
-    .reduce((n, c) => n + c.parameters.length, 0);
-  if (expected !== given) {
-    reject(
+  const problems = templateSendProblems(
+    planOf(template),
+    input.template.components,
+  );
+  if (problems.length) {
+    throw new SendRejected(
       "VALIDATION_ERROR",
-      `Cannot send template "${name}": its body expects ${expected} parameter(s), got ${given}`,
+      `Cannot send template "${name}" (${language.code}): ${
+        problems[0]!.message
+      }`,
+      { details: problems },
     );
   }
 }

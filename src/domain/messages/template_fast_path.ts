@@ -23,7 +23,8 @@ const COMPONENT_KEYS = new Set(["type", "parameters"]);
 const PARAMETER_KEYS = new Set(["type", "text"]);
 const NAME = /^[a-z0-9_]{1,512}$/;
 const LANGUAGE = /^[a-z]{2,3}(?:_[A-Z]{2})?$/;
-const COMPONENT_TYPES = new Set(["header", "body", "button"]);
+// A button needs sub_type and index, which this path leaves to zod.
+const COMPONENT_TYPES = new Set(["header", "body"]);
 
 function isObject(v: unknown): v is Json {
   return typeof v === "object" && v !== null && !Array.isArray(v);
@@ -55,15 +56,15 @@ function components(raw: unknown): TemplateInput["template"]["components"] {
       if (p.type !== "text" || !isString(p.text, 1, 1024)) return undefined;
       parameters.push({ type: "text", text: p.text });
     }
-    out.push({ type: type as "header" | "body" | "button", parameters });
+    out.push({ type: type as "header" | "body", parameters });
   }
   return out;
 }
 
 /**
  * SendMessageBody.parse(input) when `input` is a template send of the common
- * shape (no metadata, language policy, sub_type, index or parameter other
- * than text), else undefined: zod decides. The keys come out in the
+ * shape (header and body components of text parameters; no metadata,
+ * language policy, button or parameter name), else undefined: zod decides. The keys come out in the
  * schema's order, as zod writes them.
  */
 export function fastTemplateSend(input: Json): TemplateInput | undefined {
