@@ -321,6 +321,13 @@ export interface ChannelBatchBacklogTable {
   queued: number;
 }
 
+/** A credential's request bucket on libSQL (GCRA; migration 0025). */
+export interface RateBucketsTable {
+  key: string;
+  /** When the bucket is full again, in ms since the epoch. */
+  tat_ms: number;
+}
+
 export interface Database {
   accounts: AccountsTable;
   api_keys: ApiKeysTable;
@@ -336,6 +343,7 @@ export interface Database {
   jobs: JobsTable;
   idempotency_keys: IdempotencyKeysTable;
   cache_epoch: CacheEpochTable;
+  rate_buckets: RateBucketsTable;
   inbound_payloads: InboundPayloadsTable;
   webhooks: WebhooksTable;
   webhook_deliveries: WebhookDeliveriesTable;

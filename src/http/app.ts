@@ -12,6 +12,8 @@ import { errorBody, handleError } from "./errors.ts";
 import { LazyGroups, lazyRoutePath } from "./lazy_routes.ts";
 import { authentication } from "./auth.ts";
 import { RateLimiter } from "./rate_limit.ts";
+import { MemoryRateBuckets } from "../domain/accounts/rate_limit.ts";
+import { DbRateBuckets } from "../domain/accounts/rate_limit_service.ts";
 import { clientAddress } from "./client_address.ts";
 import { WEBHOOK_GATE_LIMITS, WebhookGate } from "./webhook_gate.ts";
 import { healthRoutes } from "./routes/health.ts";
@@ -188,6 +190,10 @@ export function createApp(
   // One limiter for every route group of /api/v2 and /api/v1: one bucket per credential.
   const limiter = new RateLimiter(container.clock, {
     agentLimit: config.agentRateLimit,
+    // Several instances share a libSQL server: their buckets must be one.
+    buckets: container.engine === "libsql"
+      ? new DbRateBuckets(container.db)
+      : new MemoryRateBuckets(),
   });
   const lazy = {
     onError: handleError,

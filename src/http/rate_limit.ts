@@ -2,14 +2,8 @@ import type { MiddlewareHandler } from "hono";
 import { AppError } from "../errors.ts";
 import type { Clock } from "../clock.ts";
 import type { Principal } from "../domain/accounts/account.ts";
+import type { RateBuckets } from "../domain/accounts/rate_limit.ts";
 import type { AppEnv } from "./env.ts";
-
-interface Bucket {
-  tokens: number;
-  updatedMs: number;
-}
-
-const MAX_BUCKETS = 100_000;
 
 /** The bucket a principal draws from: its API key, or its agent (every token and session of it). */
 function bucketKey(principal: Principal): string {
@@ -19,21 +13,26 @@ function bucketKey(principal: Principal): string {
 }
 
 /**
- * One token bucket per credential for the whole process, shared by every
- * route of /api/v2 and /api/v1: capacity = the limit, refilled at
- * limit / 60 per second. So a credential gets at most `limit` requests in
- * a burst and at most 2 × limit in any 60 s window. Kept in memory: each
- * instance counts on its own.
+ * One token bucket per credential, shared by every route of /api/v2 and
+ * /api/v1: capacity = the limit, refilled at limit / 60 per second. So a
+ * credential gets at most `limit` requests in a burst and at most 2 × limit
+ * in any 60 s window. The buckets live where `buckets` keeps them: this
+ * process's memory (embedded SQLite), or the database, shared by every
+ * instance (libSQL).
  */
 export class RateLimiter {
   readonly #clock: Clock;
   readonly #agentLimit: number;
-  readonly #buckets = new Map<string, Bucket>();
+  readonly #buckets: RateBuckets;
 
   /** `agentLimit`: requests per minute of each agent (AGENT_RATE_LIMIT); a key has its own. */
-  constructor(clock: Clock, options: { agentLimit: number }) {
+  constructor(
+    clock: Clock,
+    options: { agentLimit: number; buckets: RateBuckets },
+  ) {
     this.#clock = clock;
     this.#agentLimit = options.agentLimit;
+    this.#buckets = options.buckets;
   }
 
   /** The middleware; every route group mounts the same one. */
@@ -43,48 +42,25 @@ export class RateLimiter {
       const limit = principal.kind === "key"
         ? principal.rateLimit
         : this.#agentLimit;
-      const perMs = limit / 60_000;
       const nowMs = this.#clock.now().getTime();
-      const bucket = this.#bucket(bucketKey(principal), limit, nowMs);
-      bucket.tokens = Math.min(
+      const state = await this.#buckets.take(
+        bucketKey(principal),
         limit,
-        bucket.tokens + (nowMs - bucket.updatedMs) * perMs,
+        nowMs,
       );
-      bucket.updatedMs = nowMs;
       c.header("X-RateLimit-Limit", String(limit));
-      if (bucket.tokens < 1) {
-        const waitMs = (1 - bucket.tokens) / perMs;
-        c.header("X-RateLimit-Remaining", "0");
-        c.header(
-          "X-RateLimit-Reset",
-          String(Math.ceil((nowMs + (limit - bucket.tokens) / perMs) / 1000)),
-        );
+      c.header("X-RateLimit-Remaining", String(state.remaining));
+      c.header("X-RateLimit-Reset", String(Math.ceil(state.fullAtMs / 1000)));
+      if (!state.admitted) {
         throw new AppError(
           "RATE_LIMITED",
           `Rate limit of ${limit} requests per minute reached: retry in ${
-            Math.ceil(waitMs / 1000)
+            Math.ceil(state.retryAfterMs / 1000)
           } s`,
-          { retryAfterMs: waitMs },
+          { retryAfterMs: state.retryAfterMs },
         );
       }
-      bucket.tokens -= 1;
-      c.header("X-RateLimit-Remaining", String(Math.floor(bucket.tokens)));
-      c.header(
-        "X-RateLimit-Reset",
-        String(Math.ceil((nowMs + (limit - bucket.tokens) / perMs) / 1000)),
-      );
       await next();
     };
-  }
-
-  #bucket(key: string, limit: number, nowMs: number): Bucket {
-    let bucket = this.#buckets.get(key);
-    if (!bucket) {
-      // Only authenticated credentials get here, so this bound is never an attacker's.
-      if (this.#buckets.size >= MAX_BUCKETS) this.#buckets.clear();
-      bucket = { tokens: limit, updatedMs: nowMs };
-      this.#buckets.set(key, bucket);
-    }
-    return bucket;
   }
 }
