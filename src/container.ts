@@ -77,8 +77,11 @@ export function createContainer(
   });
   const jobs = new JobSignal();
   // Embedded SQLite reads the epoch on every request (a local point read).
+  const clock = overrides.clock ?? systemClock;
   const lookups = new LookupCache(opened.db, {
     ttlMs: opened.engine === "sqlite" ? 0 : config.cacheTtlMs,
+    // The program's clock, so a test moves CACHE_TTL_MS along with the rest.
+    now: () => clock.now().getTime(),
     direct: opened.connection && sqliteEpoch(opened.connection),
   });
   const db = opened.db.withPlugin(
@@ -102,7 +105,7 @@ export function createContainer(
     config,
     db,
     engine: opened.engine,
-    clock: overrides.clock ?? systemClock,
+    clock,
     log,
     secrets: new SecretBox(config.secretKey, MISSING_SECRET_KEY),
     graph: overrides.graph ??
