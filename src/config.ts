@@ -191,7 +191,12 @@ const ENV = {
   AGENT_RATE_LIMIT: [num({ int: true, min: 1, max: 1_000_000 }), "600"],
   // Longer than the Graph API timeout (15 s), so a deploy lets in-flight sends finish.
   SHUTDOWN_DRAIN_MS: [num({ int: true, min: 0 }), "20000"],
+  // How long /readyz answers 503 while requests are still served at shutdown.
+  SHUTDOWN_DELAY_MS: [num({ int: true, min: 0, max: 60_000 }), "2000"],
 } satisfies Record<string, Field>;
+
+/** Every variable the program reads, in the order problems are listed. */
+export const ENV_NAMES: readonly string[] = Object.keys(ENV);
 
 type Env = {
   [K in keyof typeof ENV]: (typeof ENV)[K] extends [Read<infer T>, string] ? T
@@ -282,6 +287,8 @@ export interface Config {
   /** Lets media downloads reach loopback/private addresses over plain http (dev and tests: the simulator). */
   readonly mediaDownloadAllowPrivate: boolean;
   readonly shutdownDrainMs: number;
+  /** At shutdown, how long /readyz answers 503 before the server stops taking requests (a proxy's health check notices). */
+  readonly shutdownDelayMs: number;
   /** Upstream calls per hour per social account (on-demand reads and background refreshes together). */
   readonly socialCallsPerHour: number;
 }
@@ -346,6 +353,7 @@ export function loadConfig(
     mediaDownloadHosts: Object.freeze(e.MEDIA_DOWNLOAD_HOSTS),
     mediaDownloadAllowPrivate: e.MEDIA_DOWNLOAD_ALLOW_PRIVATE_NETWORKS,
     shutdownDrainMs: e.SHUTDOWN_DRAIN_MS,
+    shutdownDelayMs: e.SHUTDOWN_DELAY_MS,
     socialCallsPerHour: e.SOCIAL_CALLS_PER_HOUR,
   });
 }

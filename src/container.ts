@@ -21,6 +21,7 @@ import type { Resolver } from "./egress/resolver.ts";
 import { type AppMetrics, createAppMetrics } from "./metrics/app_metrics.ts";
 import { createBlobStore } from "./storage/create_blob_store.ts";
 import { ProgramParts } from "./program_parts.ts";
+import { Draining } from "./draining.ts";
 
 /** Everything the program is built from, made once in main.ts (tests build it the same way). */
 export interface Container extends AsyncDisposable {
@@ -46,6 +47,8 @@ export interface Container extends AsyncDisposable {
   readonly lookups: LookupCache;
   /** Loads the parts imported on first use; knows whether one failed (src/program_parts.ts). */
   readonly parts: ProgramParts;
+  /** Set when the process starts shutting down: /readyz answers 503 from then on. */
+  readonly draining: Draining;
 }
 
 export interface ContainerOverrides {
@@ -124,6 +127,7 @@ export function createContainer(
     commits: new GroupCommit(db),
     lookups,
     parts,
+    draining: new Draining(),
     async [Symbol.asyncDispose]() {
       egress.close();
       mediaEgress.close();

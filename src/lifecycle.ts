@@ -36,6 +36,15 @@ export function serve(
     port,
     stop() {
       stopping ??= (async () => {
+        // /readyz answers 503 while requests are still served, so a proxy
+        // that follows it sends no new request here once the server stops
+        // taking them; event streams end now (they would hold the shutdown).
+        container.draining.start();
+        const delayMs = container.config.shutdownDelayMs;
+        if (delayMs > 0) {
+          container.log.info("Draining: /readyz answers 503", { delayMs });
+          await new Promise((resolve) => setTimeout(resolve, delayMs));
+        }
         await server.shutdown();
         for (const part of parts) {
           try {
@@ -63,8 +72,13 @@ export function waitForShutdownSignal(): Promise<string> {
   });
 }
 
-/** Webhook attempts last at most 10 s; the lease outlives that, and heartbeats extend it. */
-const WEBHOOK_LEASE_MS = 15_000;
+/**
+ * A running job's lease; the pool heartbeats it every half lease, and every
+ * pool rescues expired leases every 5 s. So the jobs of an instance that
+ * died (kill -9, a lost machine) run elsewhere at most 12 + 5 s after its
+ * last heartbeat, under the 20 s README promises.
+ */
+const LEASE_MS = 12_000;
 /** The main pool's lanes: every one the webhook pool does not serve. */
 const MAIN_LANES = Object.values(PRIORITY).filter((p) =>
   !WEBHOOK_LANES.includes(p)
@@ -82,7 +96,7 @@ export function startBackground(
     log: container.log.child({ component: "jobs" }),
     handlers: handlers.main,
     concurrency: options.concurrency ?? container.config.workers,
-    leaseMs: 30_000,
+    leaseMs: LEASE_MS,
     lanes: MAIN_LANES,
   });
   const webhookPool = new WorkerPool({
@@ -94,7 +108,7 @@ export function startBackground(
     maxPerGroup: container.config.webhookMaxInFlight,
     maxPerOwner: container.config.webhookMaxInFlightPerAccount,
     reserveUrgentSlot: false,
-    leaseMs: WEBHOOK_LEASE_MS,
+    leaseMs: LEASE_MS,
     lanes: WEBHOOK_LANES,
   });
   const unsubscribe = container.jobs.subscribe((lanes) => {

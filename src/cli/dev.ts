@@ -96,6 +96,8 @@ export async function prepareDev(
     PUBLIC_BASE_URL: `http://localhost:${env.PORT ?? 8080}`,
     MEDIA_DOWNLOAD_HOSTS: "127.0.0.1",
     MEDIA_DOWNLOAD_ALLOW_PRIVATE_NETWORKS: "true",
+    // Ctrl-C stops at once: no load balancer watches a dev server.
+    SHUTDOWN_DELAY_MS: "0",
     ...env,
     DATA_DIR: dataDir,
     SECRET_KEY: env.SECRET_KEY ||

@@ -2,6 +2,7 @@
 // Spawns the real program (APP_BIN, or `deno run -A main.ts`) as child
 // processes: the server in serve or dev mode, the upstream simulator, and
 // one-shot admin commands. Output is collected for diagnostics.
+import { ENV_NAMES } from "../../src/config.ts";
 import { fileURLToPath } from "node:url";
 import { freePort, waitFor } from "../_support/wait.ts";
 
@@ -12,40 +13,7 @@ const MAIN = fileURLToPath(new URL("../../main.ts", import.meta.url));
 export const TEST_SECRET_KEY = "e2e-secret-key-0123456789abcdef-0123456789";
 
 /** Variables the program reads: never inherited from the test's own environment. */
-const APP_ENV = new Set([
-  "PORT",
-  "HOST",
-  "DATA_DIR",
-  "DATABASE_URL",
-  "DATABASE_AUTH_TOKEN",
-  "MEDIA_STORE",
-  "S3_ENDPOINT",
-  "S3_REGION",
-  "S3_ACCESS_KEY_ID",
-  "S3_SECRET_ACCESS_KEY",
-  "PUBLIC_BASE_URL",
-  "META_GRAPH_URL",
-  "META_APP_SECRET",
-  "META_VERIFY_TOKEN",
-  "SECRET_KEY",
-  "WORKERS",
-  "WEBHOOK_ALLOW_PRIVATE_NETWORKS",
-  "WEBHOOK_ALLOW_HTTP",
-  "WEBHOOK_CONCURRENCY",
-  "WEBHOOK_MAX_IN_FLIGHT",
-  "WEBHOOK_MAX_IN_FLIGHT_PER_ACCOUNT",
-  "WEBHOOK_MAX_SUBSCRIPTIONS_PER_ACCOUNT",
-  "WEBHOOK_RETENTION_DAYS",
-  "METRICS_TOKEN",
-  "LOG_LEVEL",
-  "BODY_LIMIT_BYTES",
-  "SEND_RATE_PER_SECOND",
-  "MEDIA_MAX_BYTES",
-  "MEDIA_DOWNLOAD_HOSTS",
-  "MEDIA_DOWNLOAD_ALLOW_PRIVATE_NETWORKS",
-  "SHUTDOWN_DRAIN_MS",
-  "SIMULATOR_PORT",
-]);
+const APP_ENV = new Set(ENV_NAMES);
 
 /** Output kept per stream; older text is dropped. */
 const MAX_OUTPUT_CHARS = 4_000_000;
@@ -259,7 +227,11 @@ export async function startServer(
     // serve refuses to start without one (dev makes its own); tests that
     // post to /meta/webhook set theirs.
     ...(command === "serve"
-      ? { META_APP_SECRET: "e2e-default-app-secret" }
+      ? {
+        META_APP_SECRET: "e2e-default-app-secret",
+        // No proxy watches /readyz here: stop at once (the rolling restart test sets its own).
+        SHUTDOWN_DELAY_MS: "0",
+      }
       : {}),
     // The simulator (the only upstream in these tests) serves media from 127.0.0.1 over http.
     MEDIA_DOWNLOAD_HOSTS: "127.0.0.1",

@@ -1,5 +1,6 @@
 import type { Db } from "../../db/schema.ts";
 import type { ProgramParts } from "../../program_parts.ts";
+import type { Draining } from "../../draining.ts";
 import { migrationsApplied, pingDatabase } from "./readiness_repo.ts";
 
 export type Readiness =
@@ -9,18 +10,21 @@ export type Readiness =
     reason:
       | "database unreachable"
       | "migrations pending"
-      | "a part of the program failed to load";
+      | "a part of the program failed to load"
+      | "shutting down";
     /** The database's own error, for the log (a 503's body never carries it). */
     detail?: string;
   };
 
 /**
- * Ready when every part of the program loaded (see program_parts.ts), the
- * database answers and every migration has been applied.
+ * Ready when the process is not shutting down, every part of the program
+ * loaded (see program_parts.ts), the database answers and every migration
+ * has been applied.
  */
 export async function checkReadiness(
-  deps: { db: Db; parts: ProgramParts },
+  deps: { db: Db; parts: ProgramParts; draining: Draining },
 ): Promise<Readiness> {
+  if (deps.draining.active) return { ready: false, reason: "shutting down" };
   if (deps.parts.broken) {
     return { ready: false, reason: "a part of the program failed to load" };
   }
