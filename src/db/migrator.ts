@@ -46,16 +46,87 @@ function allKnownIn(applied: Set<string> | undefined): boolean {
   return !!applied && KNOWN.every((name) => applied.has(name));
 }
 
-/** Applies every pending migration; throws naming the one that failed. */
+/**
+ * The lock several processes starting together (instances on one libSQL
+ * server, the CLI beside a server) take before migrating: one row, held
+ * until `until_ms` and renewed while its holder migrates, so only one runs
+ * the migrations and the others wait for them (Kysely's own lock does
+ * nothing on SQLite: three instances on a fresh sqld all ran 0001, and two
+ * failed with "table accounts already exists").
+ */
+const LOCK_TABLE = sql`create table if not exists migration_lock (
+  id integer primary key check (id = 1),
+  owner text not null,
+  until_ms integer not null
+)`;
+const LOCK_MS = 30_000;
+const LOCK_POLL_MS = 200;
+/** How long a process waits for another's migrations before it gives up. */
+const LOCK_WAIT_MS = 10 * 60_000;
+
+async function takeLock(db: Kysely<Database>, owner: string): Promise<boolean> {
+  const now = Date.now();
+  const { rows } = await sql<{ owner: string }>`insert into migration_lock
+      (id, owner, until_ms) values (1, ${owner}, ${now + LOCK_MS})
+    on conflict (id) do update set owner = excluded.owner,
+      until_ms = excluded.until_ms
+      where migration_lock.until_ms < ${now} or migration_lock.owner = ${owner}
+    returning owner`.execute(db);
+  return rows[0]?.owner === owner;
+}
+
+async function dropLock(db: Kysely<Database>, owner: string): Promise<void> {
+  await sql`delete from migration_lock where id = 1 and owner = ${owner}`
+    .execute(db);
+}
+
+/**
+ * Applies every pending migration, once across processes (see LOCK_TABLE);
+ * throws naming the one that failed, or one this release does not know (a
+ * newer release's: this one refuses to start on it, while instances of it
+ * already running keep working beside the newer ones, since their own
+ * migrations are all there: see migrationsCurrent).
+ */
 export async function migrateToLatest(db: Kysely<Database>): Promise<string[]> {
   // Loads the driver first (libSQL's is loaded on first use), so a URL its
   // client refuses fails with the client's message, not as a migration.
   await db.connection().execute(() => Promise.resolve());
   // The usual start: exactly the known migrations applied, nothing to do.
-  // Anything else (pending ones, one this code does not know) goes to the
-  // Migrator, which applies or refuses as before.
-  const applied = await appliedNames(db);
-  if (allKnownIn(applied) && applied!.size === KNOWN.length) return [];
+  // Anything else goes to the Migrator, under the lock: it applies the
+  // pending ones, or refuses one this code does not know.
+  if (exactlyKnown(await appliedNames(db))) return [];
+  await LOCK_TABLE.execute(db);
+  const owner = crypto.randomUUID();
+  const deadline = Date.now() + LOCK_WAIT_MS;
+  while (!(await takeLock(db, owner))) {
+    if (exactlyKnown(await appliedNames(db))) return [];
+    if (Date.now() > deadline) {
+      throw new Error(
+        `Cannot migrate database: another process has held the migration lock for over ${
+          LOCK_WAIT_MS / 60_000
+        } minutes (table migration_lock)`,
+      );
+    }
+    await new Promise((resolve) => setTimeout(resolve, LOCK_POLL_MS));
+  }
+  const renew = setInterval(
+    () => takeLock(db, owner).catch(() => {}),
+    LOCK_MS / 3,
+  );
+  try {
+    if (exactlyKnown(await appliedNames(db))) return [];
+    return await runMigrations(db);
+  } finally {
+    clearInterval(renew);
+    await dropLock(db, owner).catch(() => {});
+  }
+}
+
+function exactlyKnown(applied: Set<string> | undefined): boolean {
+  return allKnownIn(applied) && applied!.size === KNOWN.length;
+}
+
+async function runMigrations(db: Kysely<Database>): Promise<string[]> {
   const { error, results } = await migrator(db).migrateToLatest();
   const failed = results?.find((r) => r.status === "Error");
   if (error) {

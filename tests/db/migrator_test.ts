@@ -9,6 +9,8 @@ import { engineTest } from "../_harness.ts";
 import type { Db } from "../../src/db/schema.ts";
 import { acceptTemplates, seedTemplate } from "../messaging/_helpers.ts";
 import { enqueueManyUnchecked } from "../../src/jobs/queue.ts";
+import { openDatabase } from "../../src/db/database.ts";
+import { startSqld } from "../_support/sqld.ts";
 
 const NAMES = Object.keys(migrations);
 
@@ -177,3 +179,29 @@ engineTest(
     assert.equal(await migrationsCurrent(db), true);
   },
 );
+
+Deno.test({
+  name:
+    "three instances starting together on a fresh sqld migrate once: one applies every migration, the others wait for it and start",
+  sanitizeOps: false,
+  sanitizeResources: false,
+  fn: async () => {
+    const sqld = await startSqld();
+    const dbs = [1, 2, 3].map(() => openDatabase(sqld.url).db);
+    try {
+      const applied = await Promise.all(dbs.map((db) => migrateToLatest(db)));
+      assert.deepEqual(
+        applied.map((names) => names.length).sort(),
+        [0, 0, NAMES.length],
+      );
+      const { rows } = await sql<{ n: number }>`select count(*) as n
+        from kysely_migration`.execute(dbs[0]!);
+      assert.equal(Number(rows[0]!.n), NAMES.length);
+      const lock = await sql`select * from migration_lock`.execute(dbs[0]!);
+      assert.deepEqual(lock.rows, [], "the lock is released");
+    } finally {
+      for (const db of dbs) await db.destroy();
+      await sqld.stop();
+    }
+  },
+});
