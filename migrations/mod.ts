@@ -18,6 +18,7 @@ import * as m0015 from "./0015_drop_conversations_contact_idx.ts";
 import * as m0016 from "./0016_webhook_batch_lane.ts";
 import * as m0017 from "./0017_webhook_jobs_owned_groups.ts";
 import * as m0025 from "./0025_rate_buckets.ts";
+import * as m0026 from "./0026_send_slots.ts";
 
 export const migrations: Record<string, Migration> = {
   "0001_initial": m0001,
@@ -38,4 +39,5 @@ export const migrations: Record<string, Migration> = {
   "0016_webhook_batch_lane": m0016,
   "0017_webhook_jobs_owned_groups": m0017,
   "0025_rate_buckets": m0025,
+  "0026_send_slots": m0026,
 };

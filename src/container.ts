@@ -3,11 +3,14 @@ import { type Clock, systemClock } from "./clock.ts";
 import { createLogger, type Logger } from "./log.ts";
 import { SecretBox } from "./crypto.ts";
 import { type Engine, openDatabase } from "./db/database.ts";
+import type { WriteSlots } from "./db/write_slots.ts";
+import type { LibsqlAccess } from "./db/libsql_dialect.ts";
 import type { Db } from "./db/schema.ts";
 import { JobSignal } from "./jobs/signal.ts";
 import type { GraphApi } from "./upstream/graph_api.ts";
 import { createGraphClient } from "./upstream/graph_client.ts";
 import { SendGovernor } from "./upstream/send_governor.ts";
+import { DbSlots } from "./domain/channels/send_slot_service.ts";
 import type { BlobStore } from "./storage/blob_store.ts";
 import { JobInsertHook } from "./db/job_insert_hook.ts";
 import { GroupCommit } from "./db/group_commit.ts";
@@ -28,6 +31,10 @@ export interface Container extends AsyncDisposable {
   readonly config: Config;
   readonly db: Db;
   readonly engine: Engine;
+  /** libSQL: the writes this process has in flight (at most 2; src/db/write_slots.ts). */
+  readonly dbWrites: WriteSlots | undefined;
+  /** libSQL: atomic multi-statement writes in one request (client.batch "write"). */
+  readonly dbBatch: LibsqlAccess | undefined;
   readonly clock: Clock;
   readonly log: Logger;
   readonly secrets: SecretBox;
@@ -108,6 +115,8 @@ export function createContainer(
     config,
     db,
     engine: opened.engine,
+    dbWrites: opened.libsql?.slots,
+    dbBatch: opened.libsql?.access,
     clock,
     log,
     secrets: new SecretBox(config.secretKey, MISSING_SECRET_KEY),
@@ -119,6 +128,8 @@ export function createContainer(
     blobs: overrides.blobs ?? createBlobStore(config, { parts }),
     governor: new SendGovernor({
       defaultRatePerSecond: config.sendRatePerSecond,
+      // Several instances on one libSQL server share each number's slots.
+      ...(opened.engine === "libsql" ? { slots: new DbSlots(db) } : {}),
     }),
     jobs,
     egress,

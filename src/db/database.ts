@@ -16,12 +16,16 @@ import {
 } from "./sqlite_dialect.ts";
 import { LazyDriver } from "./lazy_driver.ts";
 import { Checkpointer } from "./checkpointer.ts";
+import { WriteSlots } from "./write_slots.ts";
+import type { LibsqlAccess } from "./libsql_dialect.ts";
 
 export type Engine = "sqlite" | "libsql";
 
 export interface OpenedDatabase {
   db: Kysely<Database>;
   engine: Engine;
+  /** libSQL: the writes in flight (at most MAX_WRITES_IN_FLIGHT) and atomic batches. */
+  libsql?: { slots: WriteSlots; access: LibsqlAccess };
   /** Embedded SQLite file: the background checkpointer, once started. */
   checkpointer?: () => Checkpointer | undefined;
   /**
@@ -94,6 +98,7 @@ export function openDatabase(
       url,
       ...(options.authToken ? { authToken: options.authToken } : {}),
     };
+    const libsql = { slots: new WriteSlots(), access: {} as LibsqlAccess };
     const db = new Kysely<Database>({
       dialect: {
         createAdapter: () => new SqliteAdapter(),
@@ -102,13 +107,13 @@ export function openDatabase(
             const { WellFormedLibsqlDialect } = await import(
               "./libsql_dialect.ts"
             );
-            return new WellFormedLibsqlDialect(config).createDriver();
+            return new WellFormedLibsqlDialect(config, libsql).createDriver();
           }),
         createIntrospector: (db) => new SqliteIntrospector(db),
         createQueryCompiler: () => new SqliteQueryCompiler(),
       },
     });
-    return { db, engine: "libsql" };
+    return { db, engine: "libsql", libsql };
   }
   throw new Error(
     `Cannot open database "${url}": use a file:, libsql:, http(s): or ws(s): URL`,

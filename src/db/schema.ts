@@ -328,6 +328,12 @@ export interface RateBucketsTable {
   tat_ms: number;
 }
 
+/** A channel's next free send slot on libSQL (migration 0026). */
+export interface SendSlotsTable {
+  channel_id: string;
+  next_ms: number;
+}
+
 export interface Database {
   accounts: AccountsTable;
   api_keys: ApiKeysTable;
@@ -344,6 +350,7 @@ export interface Database {
   idempotency_keys: IdempotencyKeysTable;
   cache_epoch: CacheEpochTable;
   rate_buckets: RateBucketsTable;
+  send_slots: SendSlotsTable;
   inbound_payloads: InboundPayloadsTable;
   webhooks: WebhooksTable;
   webhook_deliveries: WebhookDeliveriesTable;

@@ -33,6 +33,8 @@ export interface AppMetrics {
   unverifiedReads: Gauge;
   unverifiedBytes: Gauge;
   unverifiedRefused: Counter;
+  /** libSQL: writes in flight, waiting, the peak, and retries (src/db/write_slots.ts). */
+  dbWrites: Gauge;
 }
 
 /** Builds the registry with every metric the program exports. */
@@ -80,6 +82,10 @@ export function createAppMetrics(): AppMetrics {
     unverifiedBytes: registry.gauge(
       "meta_webhook_unverified_bytes",
       "Bytes of /meta/webhook bodies held before their signature is known (state=buffered), the most held at once since start (state=peak), reserved for the reads in progress (state=reserved), and the bound (state=limit)",
+    ),
+    dbWrites: registry.gauge(
+      "db_writes",
+      "libSQL: writes this process has in flight (state=in_flight, at most 2), waiting for a slot (state=waiting), the most in flight at once since start (state=peak), and statements tried again after a busy server since start (state=retries)",
     ),
     unverifiedRefused: registry.counter(
       "meta_webhook_unverified_refused_total",

@@ -1,4 +1,10 @@
 import { AppError } from "../errors.ts";
+import {
+  LATE_MS,
+  MemorySlots,
+  slotIntervalMs,
+  type SlotSource,
+} from "./send_slots.ts";
 
 export type SendLane = "live" | "batch";
 
@@ -11,9 +17,11 @@ export interface GovernorTimer {
 export interface SendGovernorOptions {
   defaultRatePerSecond: number;
   clock?: { now(): Date };
-  /** Tokens a channel may bank; default = its rate, i.e. one second of burst. */
-  burst?: number;
   timer?: GovernorTimer;
+  /** Who hands out send slots: this process (the default) or the database (several instances). */
+  slots?: SlotSource;
+  /** Slots reserved at a time at most; default a tenth of a second's worth. */
+  block?: number;
 }
 
 interface Waiter {
@@ -23,10 +31,12 @@ interface Waiter {
 }
 
 interface Channel {
+  id: string;
   rate: number;
-  tokens: number;
-  /** Time tokens were last added up to (ms); may lie in the future while paused. */
-  refilledAt: number;
+  /** Slots held, ascending (ms on this process's clock). */
+  slots: number[];
+  /** A reservation is on its way. */
+  reserving: boolean;
   pausedUntil: number;
   live: Waiter[];
   batch: Waiter[];
@@ -34,36 +44,37 @@ interface Channel {
   timerAt: number;
 }
 
-// Float refills land a hair under a whole token; this keeps a due grant from waiting one more tick.
-const EPSILON = 1e-9;
-
 const systemTimer: GovernorTimer = {
   setTimeout: (callback, ms) => setTimeout(callback, ms),
   clearTimeout: (handle) => clearTimeout(handle as number),
 };
 
 /**
- * Paces sends per channel with a token bucket; live sends always go before batch sends.
- * **Invariant:** a channel has waiters only while it has no whole token (or is paused), and at most one timer.
+ * Paces sends per channel on send slots (src/upstream/send_slots.ts): each
+ * send takes the next slot of its channel, one send interval after the one
+ * before whoever sent it, so a number never gets more than its rate in any
+ * sliding second, from this process or from all instances together (when
+ * the slots come from the database). No burst: a channel idle for a while
+ * sends its next message at once, then one per interval. Live sends always
+ * go before batch sends. Slots are reserved a block at a time, only for
+ * sends that wait; one not used within LATE_MS of its time is dropped.
+ * **Invariant:** a channel has waiters only while it holds no due slot, and
+ * at most one timer.
  */
 export class SendGovernor {
   #defaultRate: number;
-  #burst: number | undefined;
   #clock: { now(): Date };
   #timer: GovernorTimer;
+  #source: SlotSource;
+  #block: number | undefined;
   #channels = new Map<string, Channel>();
 
   constructor(opts: SendGovernorOptions) {
     this.#defaultRate = checkRate(opts.defaultRatePerSecond);
-    if (opts.burst !== undefined && !(opts.burst >= 1)) {
-      throw new AppError(
-        "VALIDATION_ERROR",
-        `Invalid send burst "${opts.burst}": must be at least 1`,
-      );
-    }
-    this.#burst = opts.burst;
     this.#clock = opts.clock ?? { now: () => new Date() };
     this.#timer = opts.timer ?? systemTimer;
+    this.#source = opts.slots ?? new MemorySlots();
+    this.#block = opts.block;
   }
 
   /** Resolves when this channel may send one message; rejects with the signal's reason if aborted. */
@@ -77,17 +88,6 @@ export class SendGovernor {
   ): Promise<void> {
     if (opts.signal?.aborted) return Promise.reject(opts.signal.reason);
     const channel = this.#channel(channelId, opts.ratePerSecond);
-    const now = this.#now();
-    this.#refill(channel, now);
-    const ahead = opts.lane === "live"
-      ? channel.live.length
-      : channel.live.length + channel.batch.length;
-    if (
-      ahead === 0 && channel.pausedUntil <= now && channel.tokens >= 1 - EPSILON
-    ) {
-      channel.tokens -= 1;
-      return Promise.resolve();
-    }
     return new Promise<void>((resolve, reject) => {
       const queue = opts.lane === "live" ? channel.live : channel.batch;
       const signal = opts.signal;
@@ -95,7 +95,7 @@ export class SendGovernor {
         const index = queue.indexOf(waiter);
         if (index >= 0) queue.splice(index, 1);
         reject(signal!.reason);
-        this.#schedule(channelId, channel);
+        this.#schedule(channel);
       };
       const waiter: Waiter = {
         resolve,
@@ -104,20 +104,21 @@ export class SendGovernor {
       };
       signal?.addEventListener("abort", onAbort, { once: true });
       queue.push(waiter);
-      this.#schedule(channelId, channel);
+      this.#pump(channelId, channel);
     });
   }
 
-  /** Upstream throttled us (130429 etc.): no sends on this channel until now + ms. */
+  /** Upstream throttled us (130429 etc.): no sends on this channel until now + ms, here or elsewhere. */
   pause(channelId: string, ms: number): void {
     const channel = this.#channel(channelId, undefined);
     const until = this.#now() + Math.max(0, ms);
     if (until <= channel.pausedUntil) return;
     channel.pausedUntil = until;
-    // Nothing banks while paused; one token waits at the end so the first send goes out on time.
-    channel.tokens = 1;
-    channel.refilledAt = until;
-    this.#schedule(channelId, channel);
+    channel.slots = channel.slots.filter((at) => at >= until);
+    this.#source.pauseUntil(channelId, until).catch(() => {
+      // This process keeps the pause; others learn of it from their own 130429.
+    });
+    this.#pump(channelId, channel);
   }
 
   stats(
@@ -142,9 +143,10 @@ export class SendGovernor {
     let channel = this.#channels.get(channelId);
     if (!channel) {
       channel = {
+        id: channelId,
         rate,
-        tokens: this.#burst ?? rate,
-        refilledAt: this.#now(),
+        slots: [],
+        reserving: false,
         pausedUntil: 0,
         live: [],
         batch: [],
@@ -153,56 +155,87 @@ export class SendGovernor {
       };
       this.#channels.set(channelId, channel);
     } else if (ratePerSecond != null && rate !== channel.rate) {
-      this.#refill(channel, this.#now());
       channel.rate = rate;
-      channel.tokens = Math.min(channel.tokens, this.#burst ?? rate);
     }
     return channel;
   }
 
-  #refill(channel: Channel, now: number): void {
-    if (now <= channel.refilledAt) return;
-    const capacity = this.#burst ?? channel.rate;
-    channel.tokens = Math.min(
-      capacity,
-      channel.tokens + ((now - channel.refilledAt) * channel.rate) / 1000,
-    );
-    channel.refilledAt = now;
-  }
-
-  /** Hands out every token that is due, then arms the one timer for the next. */
-  #drain(channelId: string, channel: Channel): void {
+  /** Hands out every due slot, reserves more for the sends still waiting, arms the timer. */
+  #pump(channelId: string, channel: Channel): void {
     const now = this.#now();
-    this.#refill(channel, now);
+    // A slot passed by more than LATE_MS (a paused process) is never used.
+    while (channel.slots.length > 0 && channel.slots[0]! < now - LATE_MS) {
+      channel.slots.shift();
+    }
     while (
-      channel.pausedUntil <= now && channel.tokens >= 1 - EPSILON &&
+      channel.slots.length > 0 && channel.slots[0]! <= now &&
+      channel.slots[0]! >= channel.pausedUntil &&
       (channel.live.length > 0 || channel.batch.length > 0)
     ) {
-      channel.tokens -= 1;
+      channel.slots.shift();
       const waiter = (channel.live.shift() ?? channel.batch.shift())!;
       waiter.detach();
       waiter.resolve();
     }
-    this.#schedule(channelId, channel);
+    const waiting = channel.live.length + channel.batch.length;
+    if (waiting > channel.slots.length && !channel.reserving) {
+      this.#reserve(channelId, channel, waiting - channel.slots.length, now);
+    }
+    this.#schedule(channel);
   }
 
-  #schedule(channelId: string, channel: Channel): void {
-    if (channel.live.length === 0 && channel.batch.length === 0) {
+  #reserve(
+    channelId: string,
+    channel: Channel,
+    wanted: number,
+    now: number,
+  ): void {
+    const interval = slotIntervalMs(channel.rate);
+    const block = this.#block ?? Math.max(1, Math.ceil(channel.rate / 10));
+    const count = Math.min(wanted, block);
+    channel.reserving = true;
+    this.#source.reserve(
+      channelId,
+      count,
+      interval,
+      Math.max(now, channel.pausedUntil),
+    ).then((start) => {
+      for (let i = 0; i < count; i++) {
+        const at = start + i * interval;
+        // A pause that came meanwhile: its slots are not used.
+        if (at >= channel.pausedUntil) channel.slots.push(at);
+      }
+      channel.slots.sort((a, b) => a - b);
+    }, (err) => {
+      // The database is unreachable: the waiters' jobs fail and are retried.
+      const waiters = [...channel.live.splice(0), ...channel.batch.splice(0)];
+      for (const waiter of waiters) {
+        waiter.detach();
+        waiter.reject(err);
+      }
+    }).finally(() => {
+      channel.reserving = false;
+      this.#pump(channelId, channel);
+    });
+  }
+
+  #schedule(channel: Channel): void {
+    const waiting = channel.live.length + channel.batch.length;
+    const next = channel.slots[0];
+    if (waiting === 0 || next === undefined) {
       this.#cancelTimer(channel);
       return;
     }
     const now = this.#now();
-    const wakeAt = channel.pausedUntil > now
-      ? channel.pausedUntil
-      : now + Math.max(0, ((1 - channel.tokens) * 1000) / channel.rate);
-    // An earlier timer is harmless (it drains and re-arms); a later one would delay a grant.
+    const wakeAt = Math.max(next, channel.pausedUntil);
+    // An earlier timer is harmless (it pumps and re-arms); a later one would delay a grant.
     if (channel.timer !== undefined && channel.timerAt <= wakeAt) return;
     this.#cancelTimer(channel);
     const delay = Math.max(0, Math.ceil(wakeAt - now));
     channel.timerAt = now + delay;
     channel.timer = this.#timer.setTimeout(() => {
       channel.timer = undefined;
-      this.#drain(channelId, channel);
+      this.#pump(channel.id, channel);
     }, delay);
   }
 

@@ -17,6 +17,7 @@ const NAMES = Object.keys(migrations);
 /** Each migration after 0017 and the statement that undoes it (add yours). */
 const UNDO_LATER: Record<string, string> = {
   "0025_rate_buckets": "drop table rate_buckets",
+  "0026_send_slots": "drop table send_slots",
 };
 
 /** The database with a plugin that counts the statements run through it. */

@@ -1,5 +1,6 @@
 // Status-only Meta webhooks are applied in the request's own transaction,
 // without a meta.inbound job; anything else goes down the job path.
+import { SendGovernor } from "../../src/upstream/send_governor.ts";
 import assert from "node:assert/strict";
 import { engineTest, type Harness } from "../_harness.ts";
 import { queuedTemplate } from "../_support/queued_message.ts";
@@ -32,8 +33,14 @@ async function send(
   commits = h.container.commits,
 ): Promise<void> {
   const { graph } = acceptingUpstream(() => wamid);
-  await deliverMessage({ ...h.container, graph, commits }, id);
+  await deliverMessage(
+    { ...h.container, graph, commits, governor: UNPACED },
+    id,
+  );
 }
+
+/** Lets sends go at once: these tests count statements, not the pace. */
+const UNPACED = new SendGovernor({ defaultRatePerSecond: 1e9 });
 
 function webhook(h: Harness, value: Record<string, unknown>): Uint8Array {
   return new TextEncoder().encode(JSON.stringify(metaChange(h, value)));

@@ -3,6 +3,7 @@ import type { Clock } from "../../clock.ts";
 import { PRIORITY } from "../../jobs/queue.ts";
 import { laneStats } from "../../jobs/queue_stats.ts";
 import type { AppMetrics } from "../../metrics/app_metrics.ts";
+import type { WriteSlotStats } from "../../db/write_slots.ts";
 import { countDisabled } from "../webhooks/webhook_repo.ts";
 
 const LANE_BY_PRIORITY = new Map<number, string>(
@@ -11,7 +12,12 @@ const LANE_BY_PRIORITY = new Map<number, string>(
 
 /** Refreshes the gauges that live in the database, then renders every metric. */
 export async function renderMetrics(
-  deps: { db: Db; clock: Clock; metrics: AppMetrics },
+  deps: {
+    db: Db;
+    clock: Clock;
+    metrics: AppMetrics;
+    dbWrites?: { stats(): WriteSlotStats } | undefined;
+  },
 ): Promise<string> {
   const now = deps.clock.now();
   const lanes = await laneStats(deps.db, now);
@@ -34,5 +40,14 @@ export async function renderMetrics(
     { labels: { reason: "auto" }, value: disabled.auto },
     { labels: { reason: "manual" }, value: disabled.manual },
   ]);
+  const writes = deps.dbWrites?.stats();
+  if (writes) {
+    deps.metrics.dbWrites.reset([
+      { labels: { state: "in_flight" }, value: writes.inFlight },
+      { labels: { state: "waiting" }, value: writes.waiting },
+      { labels: { state: "peak" }, value: writes.peak },
+      { labels: { state: "retries" }, value: writes.retries },
+    ]);
+  }
   return deps.metrics.registry.render();
 }
