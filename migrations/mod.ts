@@ -19,6 +19,7 @@ import * as m0016 from "./0016_webhook_batch_lane.ts";
 import * as m0017 from "./0017_webhook_jobs_owned_groups.ts";
 import * as m0025 from "./0025_rate_buckets.ts";
 import * as m0026 from "./0026_send_slots.ts";
+import * as m0027 from "./0027_batch_guard.ts";
 
 export const migrations: Record<string, Migration> = {
   "0001_initial": m0001,
@@ -40,4 +41,5 @@ export const migrations: Record<string, Migration> = {
   "0017_webhook_jobs_owned_groups": m0017,
   "0025_rate_buckets": m0025,
   "0026_send_slots": m0026,
+  "0027_batch_guard": m0027,
 };

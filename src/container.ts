@@ -135,7 +135,9 @@ export function createContainer(
     egress,
     resolver: overrides.resolver,
     metrics: createAppMetrics(),
-    commits: new GroupCommit(db),
+    commits: new GroupCommit(db, {
+      atomic: { db, engine: opened.engine, dbBatch: opened.libsql?.access },
+    }),
     lookups,
     parts,
     draining: new Draining(),

@@ -107,7 +107,7 @@ export async function createHarness(
     log: createLogger(config.logLevel),
   });
   await options.beforeMigrate?.(container.db);
-  await migrateToLatest(container.db);
+  await migrateToLatest(container.db, { libsql: container.dbBatch });
   const app = createApp(container, {
     ...options.extensions?.(container),
     mode: options.mode ?? "dev",

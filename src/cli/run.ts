@@ -83,7 +83,9 @@ export async function runCli(args: string[]): Promise<number> {
       log: undefined,
       secretKeyOptional: true,
     });
-    const applied = await migrateToLatest(container.db);
+    const applied = await migrateToLatest(container.db, {
+      libsql: container.dbBatch,
+    });
     if (migrateFlags) {
       const text = applied.length
         ? `Applied ${applied.join(", ")}`

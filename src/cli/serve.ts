@@ -10,7 +10,7 @@ export async function serveCommand(_args: string[]): Promise<number> {
   const config = loadConfig(readEnv());
   await using container = createContainer(config);
   assertServeConfig(config);
-  await migrateToLatest(container.db);
+  await migrateToLatest(container.db, { libsql: container.dbBatch });
   const running = serve(
     container,
     createApp(container, { mode: "serve" }),
@@ -49,7 +49,7 @@ export async function devCommand(_args: string[]): Promise<number> {
     META_GRAPH_URL: simulator.graphUrl,
   });
   await using container = createContainer(config);
-  await migrateToLatest(container.db);
+  await migrateToLatest(container.db, { libsql: container.dbBatch });
   const running = serve(container, createApp(container, { mode: "dev" }), [
     ...startBackground(container),
     { name: "simulator", stop: () => simulator.stop() },

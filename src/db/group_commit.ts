@@ -1,5 +1,7 @@
 import { CompiledQuery, type Transaction } from "kysely";
 import type { Database, Db } from "./schema.ts";
+import { type AtomicDeps, type AtomicUnit, runIn } from "./atomic.ts";
+import { BatchCommit } from "./batch_commit.ts";
 
 /** One piece of work that must commit (or roll back) as a whole. */
 export type WriteUnit<T> = (trx: Transaction<Database>) => Promise<T>;
@@ -89,13 +91,33 @@ export class GroupCommit {
   #gathering = false;
   /** Transactions run, units committed or failed in them, and the largest group. */
   readonly stats = { groups: 0, units: 0, largest: 0 };
+  /** libSQL: atomic units go in batches, never in an interactive transaction. */
+  readonly #batches: BatchCommit | undefined;
 
   constructor(
     db: Db,
-    options: { defer?: Defer } = {},
+    options: { defer?: Defer; atomic?: AtomicDeps } = {},
   ) {
     this.#db = db;
     this.#defer = options.defer ?? ((fn, ms) => setTimeout(fn, ms));
+    this.#batches = options.atomic?.engine === "libsql"
+      ? new BatchCommit(options.atomic)
+      : undefined;
+  }
+
+  /**
+   * Runs an atomic unit (reads, then writes: src/db/atomic.ts) with the
+   * others of this moment: on embedded SQLite in the next group transaction
+   * (see run), on libSQL in the next write batch (src/db/batch_commit.ts).
+   */
+  runAtomic<P, T>(
+    unit: AtomicUnit<P, T>,
+    options: RunOptions = {},
+  ): Promise<T> {
+    if (this.#batches) {
+      return this.#batches.run(unit, { live: options.lane === "live" });
+    }
+    return this.run((trx) => runIn(trx, unit), options);
   }
 
   /** Runs `unit` in the next group transaction; resolves once that transaction committed. */

@@ -13,6 +13,13 @@ export interface LibsqlAccess {
   batch?: (
     queries: readonly CompiledQuery[],
   ) => Promise<QueryResult<unknown>[]>;
+  /**
+   * Interactive transactions refused (tests set it: no request or worker
+   * path may use one on libSQL, see src/db/atomic.ts), but while `allowed`
+   * is above 0 (the migrations, which run at start).
+   */
+  forbidTransactions?: boolean;
+  allowed?: number;
 }
 
 /**
@@ -68,7 +75,13 @@ export class WellFormedLibsqlDialect extends LibsqlDialect {
       return connection;
     };
     const begin = driver.beginTransaction.bind(driver);
+    const access = this.#access;
     driver.beginTransaction = async (connection, settings) => {
+      if (access.forbidTransactions && !access.allowed) {
+        throw new Error(
+          "Interactive transactions are not used on libSQL: write an atomic unit (src/db/atomic.ts)",
+        );
+      }
       const release = await slots.acquire();
       try {
         await retry(() => begin(connection, settings));

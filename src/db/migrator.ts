@@ -7,6 +7,7 @@ import {
 } from "kysely";
 import { migrations } from "../../migrations/mod.ts";
 import type { Database } from "./schema.ts";
+import type { LibsqlAccess } from "./libsql_dialect.ts";
 
 /** Where Kysely's Migrator records applied migrations (its default name). */
 const MIGRATION_TABLE = "kysely_migration";
@@ -87,7 +88,10 @@ async function dropLock(db: Kysely<Database>, owner: string): Promise<void> {
  * already running keep working beside the newer ones, since their own
  * migrations are all there: see migrationsCurrent).
  */
-export async function migrateToLatest(db: Kysely<Database>): Promise<string[]> {
+export async function migrateToLatest(
+  db: Kysely<Database>,
+  options: { libsql?: LibsqlAccess | undefined } = {},
+): Promise<string[]> {
   // Loads the driver first (libSQL's is loaded on first use), so a URL its
   // client refuses fails with the client's message, not as a migration.
   await db.connection().execute(() => Promise.resolve());
@@ -115,7 +119,7 @@ export async function migrateToLatest(db: Kysely<Database>): Promise<string[]> {
   );
   try {
     if (exactlyKnown(await appliedNames(db))) return [];
-    return await runMigrations(db);
+    return await runMigrations(db, options.libsql);
   } finally {
     clearInterval(renew);
     await dropLock(db, owner).catch(() => {});
@@ -126,8 +130,19 @@ function exactlyKnown(applied: Set<string> | undefined): boolean {
   return allKnownIn(applied) && applied!.size === KNOWN.length;
 }
 
-async function runMigrations(db: Kysely<Database>): Promise<string[]> {
-  const { error, results } = await migrator(db).migrateToLatest();
+async function runMigrations(
+  db: Kysely<Database>,
+  libsql: LibsqlAccess | undefined,
+): Promise<string[]> {
+  // Migrations run in interactive transactions (DDL), at start, alone.
+  if (libsql) libsql.allowed = (libsql.allowed ?? 0) + 1;
+  let outcome;
+  try {
+    outcome = await migrator(db).migrateToLatest();
+  } finally {
+    if (libsql) libsql.allowed! -= 1;
+  }
+  const { error, results } = outcome;
   const failed = results?.find((r) => r.status === "Error");
   if (error) {
     throw new Error(

@@ -334,6 +334,11 @@ export interface SendSlotsTable {
   next_ms: number;
 }
 
+/** Always empty: a write batch's failed guard tries to insert here (migration 0027). */
+export interface BatchGuardTable {
+  ok: number;
+}
+
 export interface Database {
   accounts: AccountsTable;
   api_keys: ApiKeysTable;
@@ -351,6 +356,7 @@ export interface Database {
   cache_epoch: CacheEpochTable;
   rate_buckets: RateBucketsTable;
   send_slots: SendSlotsTable;
+  batch_guard: BatchGuardTable;
   inbound_payloads: InboundPayloadsTable;
   webhooks: WebhooksTable;
   webhook_deliveries: WebhookDeliveriesTable;

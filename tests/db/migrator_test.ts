@@ -18,6 +18,7 @@ const NAMES = Object.keys(migrations);
 const UNDO_LATER: Record<string, string> = {
   "0025_rate_buckets": "drop table rate_buckets",
   "0026_send_slots": "drop table send_slots",
+  "0027_batch_guard": "drop table batch_guard",
 };
 
 /** The database with a plugin that counts the statements run through it. */
