@@ -270,6 +270,33 @@ export async function findMatchingConversations(
   return rows.map(toConversation);
 }
 
+/** Those of `ids` the viewer sees now (one statement). */
+export async function visibleConversationIds(
+  db: Executor,
+  viewer: Viewer,
+  ids: readonly string[],
+): Promise<Set<string>> {
+  if (ids.length === 0) return new Set();
+  let query = db.selectFrom("conversations").select("id")
+    .where("account_id", "=", viewer.accountId)
+    .where("id", "in", [...ids]);
+  if (viewer.onlyAssignedTo !== undefined) {
+    query = query.where("assigned_to", "=", viewer.onlyAssignedTo);
+  }
+  return new Set((await query.execute()).map((r) => r.id));
+}
+
+/** Whether a conversation of this contact is visible to the viewer. */
+export async function contactHasVisibleConversation(
+  db: Executor,
+  viewer: Viewer,
+  contactId: string,
+): Promise<boolean> {
+  const row = await visibleConversations(db, viewer, { byContact: true })
+    .where("cv.contact_id", "=", contactId).executeTakeFirst();
+  return row !== undefined;
+}
+
 export async function contactExists(
   db: Executor,
   accountId: string,

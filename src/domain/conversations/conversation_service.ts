@@ -78,6 +78,31 @@ export async function getConversation(
   return found;
 }
 
+/**
+ * Whether the viewer sees this conversation of its account: always, but an
+ * `assigned` agent only the conversations assigned to it. (The caller has
+ * found the conversation in the viewer's account.)
+ */
+export async function seesConversation(
+  deps: { db: Db },
+  viewer: Viewer,
+  conversationId: string,
+): Promise<boolean> {
+  if (viewer.onlyAssignedTo === undefined) return true;
+  return (await repo.findConversation(deps.db, viewer, conversationId)) !==
+    undefined;
+}
+
+/** Whether the viewer sees this contact of its account: an `assigned` agent, one of whose conversations is assigned to it. */
+export async function seesContact(
+  deps: { db: Db },
+  viewer: Viewer,
+  contactId: string,
+): Promise<boolean> {
+  if (viewer.onlyAssignedTo === undefined) return true;
+  return await repo.contactHasVisibleConversation(deps.db, viewer, contactId);
+}
+
 /** Every spelling of `phone` in the account's country; empty when it is not a number. */
 async function readPhone(
   deps: { db: Db },
@@ -196,7 +221,8 @@ export async function resolveConversation(
 
 /**
  * Changes status and/or assignee (an agent of the account, else
- * INVALID_AGENT); returns the updated conversation.
+ * INVALID_AGENT; an `assigned` agent only to itself); returns the updated
+ * conversation.
  */
 export async function updateConversation(
   deps: Deps,
@@ -209,6 +235,13 @@ export async function updateConversation(
 ): Promise<Conversation> {
   await getConversation(deps, input);
   const agentId = input.assignedTo;
+  const self = input.viewer.onlyAssignedTo;
+  if (self !== undefined && agentId !== undefined && agentId !== self) {
+    throw new AppError(
+      "INSUFFICIENT_SCOPE",
+      `Cannot assign conversation "${input.id}": an agent with visibility "assigned" assigns conversations only to itself`,
+    );
+  }
   if (
     agentId &&
     !(await findActiveAgent(deps.db, input.viewer.accountId, agentId))
@@ -269,7 +302,7 @@ export async function listContactConversations(
     deps.db,
     input.viewer.accountId,
     input.contactId,
-  );
+  ) && await seesContact(deps, input.viewer, input.contactId);
   if (!exists) {
     throw new AppError(
       "CONTACT_NOT_FOUND",

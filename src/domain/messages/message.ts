@@ -65,6 +65,7 @@ export interface MessageView extends
     | "clientRef"
     | "mediaId"
     | "mediaKey"
+    | "agentId"
     | "createdAt"
   > {
   /** The channel id, or null when the channel was deleted. */
@@ -119,6 +120,8 @@ export interface Message {
   /** When upstream says the message was sent (received messages and echoes). */
   upstreamAt: string | null;
   details: MessageDetails;
+  /** The agent that sent it (user token or panel session); null for API keys and upstream. */
+  agentId: string | null;
   createdAt: string;
   updatedAt: string;
 }
@@ -131,6 +134,7 @@ export const UPSTREAM_MESSAGE_DEFAULTS = {
   mediaId: null,
   mediaKey: null,
   lane: "live",
+  agentId: null,
 } as const;
 
 /**
@@ -194,6 +198,7 @@ export function toMessageView(message: Message): MessageView {
     clientRef: message.clientRef,
     mediaId: message.mediaId,
     mediaKey: message.mediaKey,
+    agentId: message.agentId,
     ...detailsView(
       message.contextWaMessageId,
       message.details,

@@ -27,6 +27,7 @@ import {
   type Admitted,
   recipientOf,
   type SendContext,
+  type SendingAgent,
   SendRejected,
 } from "./send_admission_service.ts";
 import {
@@ -95,12 +96,14 @@ export async function acceptMessage(
   deps: AcceptDeps,
   accountId: string,
   input: SendMessageInput,
+  agent?: SendingAgent,
 ): Promise<AcceptedMessage> {
   const ctx: SendContext = {
     accountId,
     now: deps.clock.now(),
     lane: "live",
     lookups: deps.lookups,
+    agent,
   };
   const to = await admit(trx, ctx, input, { respectOptOut: false });
   if (to === "opted_out") throw new Error("Unreachable: opt-out not asked");

@@ -105,6 +105,10 @@ const MessageBase = z.object({
   clientRef: z.string().nullable(),
   mediaId: z.uuid().nullable(),
   mediaKey: z.string().nullable(),
+  agentId: z.uuid().nullable().openapi({
+    description:
+      "The agent that sent it (user token or panel session; origin panel), null otherwise",
+  }),
   context: z.object({
     waMessageId: z.string(),
     messageId: z.uuid().nullable().openapi({
