@@ -98,6 +98,11 @@ export const PANEL_GROUPS = [
       (await import("./routes/panel_conversations.ts"))
         .panelConversationRoutes,
   },
+  {
+    prefixes: ["/agents"],
+    load: async () =>
+      (await import("./routes/panel_agents.ts")).panelAgentRoutes,
+  },
 ];
 
 /** Extra route groups mounted at the top level and under /api/v2 (the messaging engine adds its own; their paths must not start with a lazy group's prefix). */

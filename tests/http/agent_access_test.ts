@@ -68,6 +68,9 @@ export const AGENT_ACCESS: [string, Access, Access][] = [
   ["GET /api/v2/social/posts/{id}/comments", "no", "no"],
   ["GET /api/v2/social/account/summary", "no", "no"],
   ["GET /api/v1/conversations/resolve", "visible", "visible"],
+  ["GET /api/v1/conversations", "visible", "visible"],
+  ["GET /api/v1/conversations/{id}/messages", "visible", "visible"],
+  ["GET /api/v1/agents", "yes", "yes"],
   ["GET /api/v1/webhook-subscriptions", "no", "no"],
   ["POST /api/v1/webhook-subscriptions", "no", "no"],
   ["GET /api/v1/webhook-subscriptions/{id}", "no", "no"],
@@ -82,6 +85,15 @@ const PANEL_ROUTES: Record<string, (fx: Fixture) => ApiRequest> = {
       encodeURIComponent(fx.contactPhone)
     }`,
   }),
+  "GET /api/v1/conversations": () => ({
+    method: "GET",
+    url: "/api/v1/conversations?limit=100",
+  }),
+  "GET /api/v1/conversations/{id}/messages": (fx) => ({
+    method: "GET",
+    url: `/api/v1/conversations/${fx.conversationId}/messages`,
+  }),
+  "GET /api/v1/agents": () => ({ method: "GET", url: "/api/v1/agents" }),
   "GET /api/v1/webhook-subscriptions": () => ({
     method: "GET",
     url: "/api/v1/webhook-subscriptions",
@@ -107,6 +119,7 @@ const LISTS = new Set([
   "GET /api/v2/conversations",
   "GET /api/v2/conversations/resolve",
   "GET /api/v1/conversations/resolve",
+  "GET /api/v1/conversations",
 ]);
 
 /** The request of a route of the table, against the fixture's rows. */

@@ -70,6 +70,7 @@ engineTest(
         referral: null,
         edits: [],
         deletedAt: null,
+        mediaError: null,
         createdAt: "2026-11-20T12:00:00.001Z",
       },
       {
@@ -97,6 +98,7 @@ engineTest(
         referral: null,
         edits: [],
         deletedAt: null,
+        mediaError: null,
         createdAt: "2026-11-20T12:00:00.002Z",
       },
     ]);

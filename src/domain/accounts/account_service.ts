@@ -149,6 +149,16 @@ export async function listAgents(
   return await repo.listAgents(deps.db, accountId);
 }
 
+/** The account's active agents (who a conversation can be assigned to), oldest first. */
+export async function listActiveAgents(
+  deps: Deps,
+  accountId: string,
+): Promise<Pick<Agent, "id" | "name" | "visibility">[]> {
+  return (await repo.listAgents(deps.db, accountId))
+    .filter((a) => !a.revokedAt)
+    .map(({ id, name, visibility }) => ({ id, name, visibility }));
+}
+
 /**
  * Revokes an agent: its user token's next request gets 401 (the cache epoch
  * moves), its panel sessions and unused login links end (its open event

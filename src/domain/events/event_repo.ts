@@ -2,6 +2,7 @@ import { CompiledQuery, sql } from "kysely";
 import type { Selectable } from "kysely";
 import type { EventsTable, Executor } from "../../db/schema.ts";
 import { insertRows } from "../../db/bulk.ts";
+import { executeCompiled } from "../../db/raw.ts";
 import { deleteInBatches } from "../../db/prune.ts";
 import { toDbTime } from "../../db/time.ts";
 import { newId } from "../../ids.ts";
@@ -88,7 +89,9 @@ export async function insertEventRow(
   event: NewEvent,
 ): Promise<InsertedEvent> {
   const { id, dataText, createdAt } = madeEvent(event);
-  await db.executeQuery(
+  // Straight on SQLite when it can (db/raw.ts): every send records one.
+  await executeCompiled(
+    db,
     CompiledQuery.raw(INSERT_EVENT_SQL, [
       id,
       event.accountId,
@@ -144,6 +147,30 @@ export async function eventKept(
     .where("seq", "=", seq).where("account_id", "=", accountId)
     .executeTakeFirst();
   return row !== undefined;
+}
+
+/** The account's conversation.updated events after `afterSeq`, oldest first: who each took the conversation from. */
+export async function conversationChangesAfter(
+  db: Executor,
+  accountId: string,
+  afterSeq: number,
+): Promise<{ seq: number; id: string; previousAssignedTo: string | null }[]> {
+  const rows = await db.selectFrom("events")
+    .select([
+      "seq",
+      sql<string>`json_extract(data, '$.id')`.as("id"),
+      sql<string | null>`json_extract(data, '$.previousAssignedTo')`.as(
+        "previous",
+      ),
+    ])
+    .where("account_id", "=", accountId).where("seq", ">", afterSeq)
+    .where("type", "=", "conversation.updated")
+    .orderBy("seq").execute();
+  return rows.map((r) => ({
+    seq: Number(r.seq),
+    id: r.id,
+    previousAssignedTo: r.previous,
+  }));
 }
 
 /** The newest sequence number of any account (0 when none): what the panel's streams poll. */

@@ -109,14 +109,17 @@ export async function recordEvents(
   if (events.length === 0) return [];
   const all = events.map((e) => ({ ...e, accountId }));
   const inserted = await insertEventRows(trx, all);
-  await fanOutMany(
-    trx,
-    accountId,
-    () =>
-      inserted.flatMap((row, i) =>
-        isInternalEvent(all[i]!.type) ? [] : [fanning(all[i]!, row)]
-      ),
-  );
+  // Internal kinds (the panel's) have no deliveries: no subscription read.
+  if (all.some((e) => !isInternalEvent(e.type))) {
+    await fanOutMany(
+      trx,
+      accountId,
+      () =>
+        inserted.flatMap((row, i) =>
+          isInternalEvent(all[i]!.type) ? [] : [fanning(all[i]!, row)]
+        ),
+    );
+  }
   return inserted.map((r) => r.id);
 }
 

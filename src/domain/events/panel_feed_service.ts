@@ -3,8 +3,9 @@
 // the moment each event is sent.
 import type { Db } from "../../db/schema.ts";
 import type { Viewer } from "../conversations/conversation.ts";
-import { visibleConversationIds } from "../conversations/conversation_repo.ts";
+import { conversationAssignees } from "../conversations/conversation_repo.ts";
 import {
+  conversationChangesAfter,
   eventKept,
   lastEventSeq,
   listEventRows,
@@ -121,27 +122,45 @@ export function feedTail(deps: { db: Db }) {
 
 /**
  * Which events an `assigned` agent sees: those of conversations assigned to
- * it now, and a conversation.updated that took one from it (so the page
- * drops it). Contacts on their own are not shown to it.
+ * it when the event happened, and a conversation.updated that gave one to
+ * it or took one from it (so the page adds or drops it). The assignee at an
+ * event is the `previousAssignedTo` of the conversation's next
+ * conversation.updated in the feed, or its assignee now when none followed.
+ * Contacts on their own are not shown to it.
  */
 async function visibleSet(
   deps: { db: Db },
   viewer: Viewer,
-  events: { type: string; data: unknown }[],
-): Promise<(e: { type: string; data: unknown }) => boolean> {
+  events: { seq: number; type: string; data: unknown }[],
+): Promise<(e: { seq: number; type: string; data: unknown }) => boolean> {
   const agent = viewer.onlyAssignedTo;
-  if (agent === undefined) return () => true;
+  if (agent === undefined || events.length === 0) return () => true;
   const ids = new Set<string>();
   for (const e of events) {
     const id = conversationOfEvent(e.type, e.data);
     if (id) ids.add(id);
   }
-  const mine = await visibleConversationIds(deps.db, viewer, [...ids]);
+  const now = await conversationAssignees(deps.db, viewer.accountId, [...ids]);
+  // Every assignment change of these conversations after the page's start.
+  const changes = (await conversationChangesAfter(
+    deps.db,
+    viewer.accountId,
+    events[0]!.seq - 1,
+  )).filter((c) => ids.has(c.id));
+  const assigneeAt = (id: string, seq: number): string | null => {
+    const next = changes.find((c) => c.id === id && c.seq > seq);
+    return next ? next.previousAssignedTo : now.get(id) ?? null;
+  };
   return (e) => {
     const id = conversationOfEvent(e.type, e.data);
     if (id === null) return false;
-    if (mine.has(id)) return true;
-    const d = e.data as { previousAssignedTo?: unknown };
-    return e.type === "conversation.updated" && d.previousAssignedTo === agent;
+    if (e.type === "conversation.updated") {
+      const d = e.data as {
+        assignedTo?: unknown;
+        previousAssignedTo?: unknown;
+      };
+      return d.assignedTo === agent || d.previousAssignedTo === agent;
+    }
+    return assigneeAt(id, e.seq) === agent;
   };
 }

@@ -16,7 +16,10 @@ import { channelAccessToken } from "../channels/channel_service.ts";
 import {
   findAccountMessage,
   setMessageMedia,
+  updateMessageDetails,
 } from "../messages/message_repo.ts";
+import { recordMessageUpdated } from "../messages/message_service.ts";
+import { toJson } from "../../db/json.ts";
 import type { Viewer } from "../conversations/conversation.ts";
 import { seesConversation } from "../conversations/conversation_service.ts";
 import {
@@ -137,19 +140,43 @@ export async function downloadInboundMedia(
         mediaKey: media.storage_key,
         now,
       });
+      await recordMessageUpdated(
+        trx,
+        media.account_id,
+        media.message_id,
+        deps.clock.now(),
+      );
     }
   });
 }
 
-/** Marks a media download failed for good with the error's message. */
+/**
+ * Marks a media download failed for good with the error's message; its
+ * message shows `mediaError` from then on (and the panel hears of it).
+ */
 export async function failInboundMedia(
   deps: Pick<MediaDeps, "db" | "clock">,
   mediaId: string,
   err: unknown,
 ): Promise<void> {
-  await markMediaFailed(deps.db, mediaId, {
-    error: err instanceof Error ? err.message : String(err),
-    now: toDbTime(deps.clock.now()),
+  const error = err instanceof Error ? err.message : String(err);
+  const at = deps.clock.now();
+  const now = toDbTime(at);
+  await deps.db.transaction().execute(async (trx) => {
+    await markMediaFailed(trx, mediaId, { error, now });
+    const media = await findMediaById(trx, mediaId);
+    if (!media?.message_id) return;
+    const message = await findAccountMessage(
+      trx,
+      media.account_id,
+      media.message_id,
+    );
+    if (!message) return;
+    await updateMessageDetails(trx, message.id, {
+      details: toJson({ ...message.details, mediaError: error }),
+      updatedAt: now,
+    });
+    await recordMessageUpdated(trx, media.account_id, message.id, at);
   });
 }
 

@@ -83,6 +83,8 @@ export interface MessageView extends
   edits: { previousContent: object; editedAt: string }[];
   /** When the customer deleted it for everyone; the content is kept. */
   deletedAt: string | null;
+  /** Why its media could not be downloaded, for good (mediaId stays null); null otherwise. */
+  mediaError: string | null;
 }
 
 /** The queue lane of an outbound message: live sends go before batch ones. */

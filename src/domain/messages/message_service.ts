@@ -1,4 +1,5 @@
-import type { Db } from "../../db/schema.ts";
+import type { Db, Executor } from "../../db/schema.ts";
+import { recordEvent } from "../events/event_service.ts";
 import { AppError } from "../../errors.ts";
 import { findAccountMessage } from "./message_repo.ts";
 import { type MessageView, toMessageView } from "./message.ts";
@@ -16,4 +17,25 @@ export async function getMessage(
     throw new AppError("MESSAGE_NOT_FOUND", `Cannot find message "${id}"`);
   }
   return toMessageView(row);
+}
+
+/**
+ * Records an internal `message.updated` event (the panel's stream only)
+ * with the message as now stored, in the caller's transaction: a
+ * customer's edit or deletion, its media stored or failed.
+ */
+export async function recordMessageUpdated(
+  trx: Executor,
+  accountId: string,
+  messageId: string,
+  at: Date,
+): Promise<void> {
+  const row = await findAccountMessage(trx, accountId, messageId);
+  if (!row) return;
+  await recordEvent(trx, {
+    accountId,
+    type: "message.updated",
+    data: toMessageView(row),
+    createdAt: at,
+  });
 }

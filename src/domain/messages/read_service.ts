@@ -13,6 +13,7 @@ import {
   seesConversation,
 } from "../conversations/conversation_service.ts";
 import type { Viewer } from "../conversations/conversation.ts";
+import { recordEvent } from "../events/event_service.ts";
 import {
   findAccountMessageByWamid,
   latestInboundWithWamid,
@@ -98,6 +99,28 @@ async function callMarkRead(
   }
 }
 
+/**
+ * Resets the unread count; when it was not 0, records an internal
+ * `conversation.read` event (the panel's other tabs and agents hear of it)
+ * in the same transaction.
+ */
+async function markRead(
+  deps: ReadDeps,
+  accountId: string,
+  conversationId: string,
+): Promise<void> {
+  const at = deps.clock.now();
+  await deps.db.transaction().execute(async (trx) => {
+    if (!await resetUnread(trx, conversationId)) return;
+    await recordEvent(trx, {
+      accountId,
+      type: "conversation.read",
+      data: { conversationId, unreadCount: 0 },
+      createdAt: at,
+    });
+  });
+}
+
 /** Resets the unread count and sends a read receipt for the newest inbound message with an upstream id. */
 export async function markConversationRead(
   deps: ReadDeps,
@@ -110,7 +133,7 @@ export async function markConversationRead(
     viewer,
     conversationId,
   );
-  await resetUnread(deps.db, conversation.id);
+  await markRead(deps, accountId, conversation.id);
   const latest = await latestInboundWithWamid(deps.db, conversation.id);
   if (!latest || !conversation.phoneNumberId) {
     return {
@@ -152,7 +175,7 @@ export async function markMessageRead(
       `Cannot find inbound message with waMessageId "${wamid}"`,
     );
   }
-  await resetUnread(deps.db, message.conversation_id);
+  await markRead(deps, accountId, message.conversation_id);
   if (!message.channel_id) {
     return {
       conversationId: message.conversation_id,

@@ -17,7 +17,8 @@ import {
   previewOf,
 } from "./outbound.ts";
 import { insertMessage, insertMessages } from "./message_repo.ts";
-import type { Message } from "./message.ts";
+import { type Message, toMessageView } from "./message.ts";
+import { recordEvent } from "../events/event_service.ts";
 import {
   touchContactLastMessage,
   touchContactsLastMessage,
@@ -70,6 +71,17 @@ function buildMessage(
   };
 }
 
+/** The internal `message.created` event of an accepted message (the panel's stream only). */
+function createdEvent(row: Message) {
+  return {
+    accountId: row.accountId,
+    type: "message.created" as const,
+    data: toMessageView(row),
+    createdAt: row.createdAt,
+    lane: row.lane,
+  };
+}
+
 /** Records a queued message as its conversation's and contact's last message. */
 async function recordLast(
   trx: Executor,
@@ -109,6 +121,7 @@ export async function acceptMessage(
   if (to === "opted_out") throw new Error("Unreachable: opt-out not asked");
   const { row, last } = buildMessage(ctx, input, to);
   await insertMessage(trx, row);
+  await recordEvent(trx, createdEvent(row));
   await recordLast(trx, ctx, last);
   // Compiled once; sendMessage wakes the live pool after the commit.
   await enqueueCompiled(trx, sendJobs([row], "live")[0]!, ctx.now);
@@ -203,6 +216,7 @@ export async function acceptBatch(
       lastOf.set(last.conversationId, last);
       runAt.set(row.id, dueAt);
       rows.push(row);
+      recipients.addEvent(createdEvent(row));
       const { conversationId: _c, direction: _d, ...message } = accepted(row);
       items.push({ index, clientRef, result: "queued", message });
     } catch (err) {

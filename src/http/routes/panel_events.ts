@@ -64,6 +64,10 @@ export class PanelEvents {
 
   delete(stream: PanelStream): void {
     this.#streams.delete(stream);
+    if (this.#streams.size === 0) {
+      clearTimeout(this.#timer);
+      this.#timer = undefined;
+    }
   }
 
   /** Ends the streams of a session (logout). */

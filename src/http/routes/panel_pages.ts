@@ -54,15 +54,16 @@ function head(lang: PageLang, title: string, css: string, script?: string) {
     <!doctype html>
     <html lang="${lang}">
       <head>
-    <meta charset="utf-8">
-    <meta name="viewport" content="width=device-width, initial-scale=1">
-    <meta name="color-scheme" content="light dark">
-    <title>${title}</title>
+        <meta charset="utf-8">
+        <meta name="viewport" content="width=device-width, initial-scale=1">
+        <meta name="color-scheme" content="light dark">
+        <title>${title}</title>
+        <link rel="icon" href="data:,">
     <link rel="stylesheet" href="/panel/assets/${css}">
-    ${script
-      ? html`<script type="module" src="/panel/assets/${script}"></script>`
-      : ""}
-      </head>
+        ${script
+          ? html`<script type="module" src="/panel/assets/${script}"></script>`
+          : ""}
+          </head>
   `;
 }
 

@@ -140,6 +140,10 @@ const MessageBase = z.object({
   deletedAt: z.iso.datetime().nullable().openapi({
     description: "When the customer deleted the message for everyone",
   }),
+  mediaError: z.string().nullable().openapi({
+    description:
+      "Why its media could not be downloaded from the upstream, for good (mediaId stays null); null while it downloads or once stored",
+  }),
   createdAt: z.iso.datetime(),
 });
 
