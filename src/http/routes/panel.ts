@@ -15,7 +15,10 @@ import {
   signOut,
 } from "../../domain/accounts/agent_session_service.ts";
 import { viewerOf } from "../../domain/conversations/conversation.ts";
-import { resolveConversation } from "../../domain/conversations/conversation_service.ts";
+import {
+  listInbox,
+  resolveConversation,
+} from "../../domain/conversations/conversation_service.ts";
 import { feedHead } from "../../domain/events/event_service.ts";
 import { openVisibleMedia } from "../../domain/media/media_service.ts";
 import { mediaResponse } from "./media_download.ts";
@@ -28,7 +31,10 @@ import {
   writeSessionCookie,
 } from "../panel_session.ts";
 import type { RateLimiter } from "../rate_limit.ts";
-import { ResolveQuery } from "../schemas/conversation_schemas.ts";
+import {
+  ResolveQuery,
+  toConversationResponse,
+} from "../schemas/conversation_schemas.ts";
 import { linkHelpPage, loginPage, pageLang, shellPage } from "./panel_pages.ts";
 import { type PanelEvents, panelEventsRoute } from "./panel_events.ts";
 import type { PanelAsset } from "../../panel/assets.ts";
@@ -225,6 +231,13 @@ export function panelRoutes(
       return c.html(linkHelpPage(lang, await css(), "signInNeeded"));
     }
     const { js, css: style } = await assets();
+    // The cursor first: an event after it and before the list's read shows
+    // twice at worst (applying one is idempotent), never not at all.
+    const feedCursor = await feedHead(container, principal.accountId);
+    const first = await listInbox(container, {
+      viewer: viewerOf(principal),
+      limit: 50,
+    });
     return c.html(
       shellPage(lang, { js: js.name, css: style.name }, {
         agent: {
@@ -233,8 +246,13 @@ export function panelRoutes(
           visibility: principal.visibility,
         },
         accountId: principal.accountId,
-        feedCursor: await feedHead(container, principal.accountId),
+        feedCursor,
         serverTime: container.clock.now().toISOString(),
+        list: {
+          data: first.items.map(toConversationResponse),
+          cursor: first.cursor,
+          hasMore: first.hasMore,
+        },
       }),
     );
   };

@@ -142,6 +142,11 @@ export interface BootData {
   feedCursor: string | null;
   /** The server's clock (ISO), so countdowns do not trust the browser's. */
   serverTime: string;
+  /**
+   * The first page of GET /api/v1/conversations (no filter), read with the
+   * page, so the list paints without another round trip.
+   */
+  list: { data: unknown[]; cursor: string | null; hasMore: boolean };
 }
 
 /** JSON safe inside a script element: no `</script>`, no `<!--`. */

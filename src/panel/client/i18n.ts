@@ -2,12 +2,14 @@
 
 const en = {
   inbox: "Inbox",
+  messages: "Messages",
   conversations: "Conversations",
   search: "Search",
   searchPlaceholder: "Name, phone or e-mail",
   filters: "Filters",
   status: "Status",
   anyStatus: "Any status",
+  statusFilter: "Show conversations with status",
   open: "Open",
   pending: "Pending",
   resolved: "Resolved",
@@ -104,12 +106,14 @@ export type Key = keyof Catalog;
 
 const es: Catalog = {
   inbox: "Bandeja de entrada",
+  messages: "Mensajes",
   conversations: "Conversaciones",
   search: "Buscar",
   searchPlaceholder: "Nombre, teléfono o e-mail",
   filters: "Filtros",
   status: "Estado",
   anyStatus: "Cualquier estado",
+  statusFilter: "Mostrar conversaciones con estado",
   open: "Abierta",
   pending: "Pendiente",
   resolved: "Resuelta",

@@ -42,7 +42,7 @@ export function ConversationList() {
         <fieldset>
           <legend class="visually-hidden">{t("filters")}</legend>
           <label class="visually-hidden" for="status-filter">
-            {t("status")}
+            {t("statusFilter")}
           </label>
           <select
             id="status-filter"

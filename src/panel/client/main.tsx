@@ -10,8 +10,6 @@ import {
   applyEvent,
   changed,
   loadAgents,
-  loadList,
-  reportError,
   retryOutbox,
   setServerTime,
   store,
@@ -41,8 +39,9 @@ startLive({
     changed();
   },
 });
+store.list = boot.list.data;
+store.listCursor = boot.list.cursor;
+store.listHasMore = boot.list.hasMore;
 render(<App />, document.getElementById("app")!);
-loadList().then(() =>
-  requestAnimationFrame(() => performance.mark("list-rendered"))
-).catch(reportError);
+requestAnimationFrame(() => performance.mark("list-rendered"));
 loadAgents().catch(() => {});

@@ -230,7 +230,7 @@ function Messages(
       ref={log}
       role="log"
       aria-live="polite"
-      aria-label={t("conversations")}
+      aria-label={t("messages")}
     >
       {hasMore && (
         <button

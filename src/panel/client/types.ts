@@ -76,4 +76,6 @@ export interface Boot {
   accountId: string;
   feedCursor: string;
   serverTime: string;
+  /** The list's first page (no filter), read with the page. */
+  list: { data: Conversation[]; cursor: string | null; hasMore: boolean };
 }
