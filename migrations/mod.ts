@@ -17,6 +17,8 @@ import * as m0014 from "./0014_backlog_counted_per_insert.ts";
 import * as m0015 from "./0015_drop_conversations_contact_idx.ts";
 import * as m0016 from "./0016_webhook_batch_lane.ts";
 import * as m0017 from "./0017_webhook_jobs_owned_groups.ts";
+import * as m0018 from "./0018_panel_agents.ts";
+import * as m0019 from "./0019_conversations_activity_idx.ts";
 
 export const migrations: Record<string, Migration> = {
   "0001_initial": m0001,
@@ -36,4 +38,6 @@ export const migrations: Record<string, Migration> = {
   "0015_drop_conversations_contact_idx": m0015,
   "0016_webhook_batch_lane": m0016,
   "0017_webhook_jobs_owned_groups": m0017,
+  "0018_panel_agents": m0018,
+  "0019_conversations_activity_idx": m0019,
 };

@@ -21,6 +21,7 @@ import type { Resolver } from "./egress/resolver.ts";
 import { type AppMetrics, createAppMetrics } from "./metrics/app_metrics.ts";
 import { createBlobStore } from "./storage/create_blob_store.ts";
 import { ProgramParts } from "./program_parts.ts";
+import { OpenStreams } from "./streams.ts";
 
 /** Everything the program is built from, made once in main.ts (tests build it the same way). */
 export interface Container extends AsyncDisposable {
@@ -46,6 +47,8 @@ export interface Container extends AsyncDisposable {
   readonly lookups: LookupCache;
   /** Loads the parts imported on first use; knows whether one failed (src/program_parts.ts). */
   readonly parts: ProgramParts;
+  /** Responses that stay open (panel event streams), closed first at shutdown. */
+  readonly streams: OpenStreams;
 }
 
 export interface ContainerOverrides {
@@ -121,6 +124,7 @@ export function createContainer(
     commits: new GroupCommit(db),
     lookups,
     parts,
+    streams: new OpenStreams(),
     async [Symbol.asyncDispose]() {
       egress.close();
       mediaEgress.close();

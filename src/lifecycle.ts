@@ -36,6 +36,9 @@ export function serve(
     port,
     stop() {
       stopping ??= (async () => {
+        // Open event streams first: the server's drain waits for every
+        // response to end, and a stream never would.
+        await container.streams.closeAll();
         await server.shutdown();
         for (const part of parts) {
           try {

@@ -35,6 +35,22 @@ export interface AgentsTable {
   revoked_at: string | null;
 }
 
+export interface AgentLoginLinksTable {
+  token_hash: string;
+  agent_id: string;
+  created_at: string;
+  expires_at: string;
+  used_at: string | null;
+}
+
+export interface AgentSessionsTable {
+  id_hash: string;
+  agent_id: string;
+  created_at: string;
+  last_seen_at: string;
+  expires_at: string;
+}
+
 export interface ChannelsTable {
   id: string;
   account_id: string;
@@ -129,6 +145,8 @@ export interface MessagesTable {
   upstream_timestamp: string | null;
   /** JSON of what the customer did beyond the content (MessageDetails), or null. */
   details: string | null;
+  /** The agent that sent it (user token or panel session); null otherwise. */
+  agent_id: string | null;
   created_at: string;
   updated_at: string;
 }
@@ -325,6 +343,8 @@ export interface Database {
   accounts: AccountsTable;
   api_keys: ApiKeysTable;
   agents: AgentsTable;
+  agent_login_links: AgentLoginLinksTable;
+  agent_sessions: AgentSessionsTable;
   channels: ChannelsTable;
   contacts: ContactsTable;
   templates: TemplatesTable;

@@ -40,10 +40,11 @@ engineTest(
   "a pending migration is applied, and the database is current only then",
   async (h) => {
     const db = h.container.db;
-    // Back to the schema before the last eight migrations, with queued batch
-    // sends for 0010 to count into its new table and webhook attempts queued
-    // under their subscription alone for 0017 to give to their account.
-    const pending = NAMES.slice(-8);
+    // Back to the schema before 0010 and the migrations after it, with
+    // queued batch sends for 0010 to count into its new table and webhook
+    // attempts queued under their subscription alone for 0017 to give to
+    // their account.
+    const pending = NAMES.slice(NAMES.indexOf("0010_channel_batch_backlog"));
     assert.deepEqual(pending, [
       "0010_channel_batch_backlog",
       "0011_drop_messages_inbound_idx",
@@ -53,6 +54,8 @@ engineTest(
       "0015_drop_conversations_contact_idx",
       "0016_webhook_batch_lane",
       "0017_webhook_jobs_owned_groups",
+      "0018_panel_agents",
+      "0019_conversations_activity_idx",
     ]);
     await seedTemplate(h);
     const accepted = await db.transaction().execute((trx) =>
@@ -100,6 +103,10 @@ engineTest(
       },
       { kind: "webhook.deliver", payload: {}, priority: 10, groupKey: "gone" },
     ], h.clock.now());
+    await sql`drop index conversations_activity_idx`.execute(db);
+    await sql`drop table agent_sessions`.execute(db);
+    await sql`drop table agent_login_links`.execute(db);
+    await sql`alter table messages drop column agent_id`.execute(db);
     for (const name of pending) {
       await sql`delete from kysely_migration where name = ${name}`.execute(db);
     }
