@@ -17,9 +17,11 @@ import * as m0014 from "./0014_backlog_counted_per_insert.ts";
 import * as m0015 from "./0015_drop_conversations_contact_idx.ts";
 import * as m0016 from "./0016_webhook_batch_lane.ts";
 import * as m0017 from "./0017_webhook_jobs_owned_groups.ts";
-import * as m0025 from "./0025_rate_buckets.ts";
-import * as m0026 from "./0026_send_slots.ts";
-import * as m0027 from "./0027_batch_guard.ts";
+import * as m0018 from "./0018_panel_agents.ts";
+import * as m0019 from "./0019_conversations_activity_idx.ts";
+import * as m0020 from "./0020_rate_buckets.ts";
+import * as m0021 from "./0021_send_slots.ts";
+import * as m0022 from "./0022_batch_guard.ts";
 
 export const migrations: Record<string, Migration> = {
   "0001_initial": m0001,
@@ -39,7 +41,9 @@ export const migrations: Record<string, Migration> = {
   "0015_drop_conversations_contact_idx": m0015,
   "0016_webhook_batch_lane": m0016,
   "0017_webhook_jobs_owned_groups": m0017,
-  "0025_rate_buckets": m0025,
-  "0026_send_slots": m0026,
-  "0027_batch_guard": m0027,
+  "0018_panel_agents": m0018,
+  "0019_conversations_activity_idx": m0019,
+  "0020_rate_buckets": m0020,
+  "0021_send_slots": m0021,
+  "0022_batch_guard": m0022,
 };

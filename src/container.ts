@@ -25,6 +25,7 @@ import { type AppMetrics, createAppMetrics } from "./metrics/app_metrics.ts";
 import { createBlobStore } from "./storage/create_blob_store.ts";
 import { ProgramParts } from "./program_parts.ts";
 import { Draining } from "./draining.ts";
+import { OpenStreams } from "./streams.ts";
 
 /** Everything the program is built from, made once in main.ts (tests build it the same way). */
 export interface Container extends AsyncDisposable {
@@ -56,6 +57,8 @@ export interface Container extends AsyncDisposable {
   readonly parts: ProgramParts;
   /** Set when the process starts shutting down: /readyz answers 503 from then on. */
   readonly draining: Draining;
+  /** Responses that stay open (panel event streams), closed first at shutdown. */
+  readonly streams: OpenStreams;
 }
 
 export interface ContainerOverrides {
@@ -141,6 +144,7 @@ export function createContainer(
     lookups,
     parts,
     draining: new Draining(),
+    streams: new OpenStreams(),
     async [Symbol.asyncDispose]() {
       egress.close();
       mediaEgress.close();

@@ -38,13 +38,16 @@ export function serve(
       stopping ??= (async () => {
         // /readyz answers 503 while requests are still served, so a proxy
         // that follows it sends no new request here once the server stops
-        // taking them; event streams end now (they would hold the shutdown).
+        // taking them.
         container.draining.start();
         const delayMs = container.config.shutdownDelayMs;
         if (delayMs > 0) {
           container.log.info("Draining: /readyz answers 503", { delayMs });
           await new Promise((resolve) => setTimeout(resolve, delayMs));
         }
+        // Open event streams first: the server's drain waits for every
+        // response to end, and a stream never would.
+        await container.streams.closeAll();
         await server.shutdown();
         for (const part of parts) {
           try {

@@ -11,7 +11,8 @@ import {
   revokeApiKey,
 } from "../domain/accounts/account_service.ts";
 import { type Plan, PLANS } from "../domain/accounts/account.ts";
-import { listAccounts } from "../domain/accounts/account_repo.ts";
+import { findAgent, listAccounts } from "../domain/accounts/account_repo.ts";
+import { createLoginLink } from "../domain/accounts/agent_session_service.ts";
 import { parseScopes } from "../domain/accounts/scopes.ts";
 import {
   createChannel,
@@ -296,9 +297,57 @@ export async function agentsCommand(
       noun: "agent",
       named: activeNamed(listAgents, "agent"),
     });
+  } else if (sub === "login-link") {
+    const f = parseFlags(rest, {
+      id: "string",
+      account: "string",
+      name: "string",
+    });
+    requireIdOr(f, ["account", "name"]);
+    const id = optional(f, "id") ??
+      await activeNamed(listAgents, "agent")(c, f);
+    const agent = await agentFor(c, f, id);
+    const { token, expiresAt } = await createLoginLink(c, agent);
+    const url = `${await panelBaseUrl(c)}/panel/login?token=${token}`;
+    emit(
+      f,
+      { url, expiresAt },
+      `${url}\n(sign-in link for ${agent.name}: one use, valid until ${expiresAt})`,
+    );
   } else {
-    throw new UsageError("Usage: agents create|list|revoke");
+    throw new UsageError("Usage: agents create|list|revoke|login-link");
   }
+}
+
+/** The agent a login link is for: `--id` alone, or the one `--account`/`--name` found. */
+async function agentFor(c: Container, f: Flags, id: string) {
+  const accountFlag = optional(f, "account");
+  const agent = accountFlag
+    ? (await listAgents(c, (await requireAccount(c, accountFlag)).id))
+      .find((a) => a.id === id)
+    : await findAgent(c.db, id);
+  if (!agent || agent.revokedAt) {
+    throw new AppError("NOT_FOUND", `Cannot find an active agent "${id}"`);
+  }
+  return agent;
+}
+
+/**
+ * Where the panel is: PUBLIC_BASE_URL, or the address of the dev server
+ * that wrote DATA_DIR/dev-credentials.json.
+ */
+async function panelBaseUrl(c: Container): Promise<string> {
+  if (c.config.publicBaseUrl) return c.config.publicBaseUrl;
+  try {
+    const dev = JSON.parse(
+      await Deno.readTextFile(`${c.config.dataDir}/dev-credentials.json`),
+    );
+    if (typeof dev.baseUrl === "string") return dev.baseUrl;
+  } catch { /* no dev server here */ }
+  throw new AppError(
+    "VALIDATION_ERROR",
+    "Cannot make a login link: set PUBLIC_BASE_URL (the panel's public origin, e.g. https://inbox.example.com)",
+  );
 }
 
 interface Credential {

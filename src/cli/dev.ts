@@ -5,8 +5,12 @@ import { printOut } from "../log.ts";
 import {
   authenticate,
   createAccount,
+  createAgent,
   createApiKey,
+  listAgents,
 } from "../domain/accounts/account_service.ts";
+import { createLoginLink } from "../domain/accounts/agent_session_service.ts";
+import { listConversations } from "../domain/conversations/conversation_service.ts";
 import { findAccountBySlug } from "../domain/accounts/account_repo.ts";
 import { SCOPES } from "../domain/accounts/scopes.ts";
 import {
@@ -19,6 +23,8 @@ export const DEMO_SLUG = "demo";
 export const DEMO_PHONE = "+15550100001";
 export const DEMO_UPSTREAM_PHONE_NUMBER_ID = "106540352242922";
 export const DEMO_WABA_ID = "102290129340398";
+/** The agent whose panel link dev prints at each start. */
+export const DEMO_AGENT = "Demo Agent";
 
 export interface DevCredentials {
   baseUrl: string;
@@ -28,6 +34,8 @@ export interface DevCredentials {
   channelId: string;
   phoneNumber: string;
   simulatorUrl?: string;
+  /** A fresh one-time sign-in link to the panel for the demo agent (10 minutes). */
+  panelLoginUrl: string;
 }
 
 /** What dev mode needs besides the public credentials. */
@@ -181,6 +189,15 @@ export async function writeDevCredentials(
       name: "dev",
     })).key;
   }
+  const agent =
+    (await listAgents(c, account.id)).find((a) =>
+      a.name === DEMO_AGENT && !a.revokedAt
+    ) ?? (await createAgent(c, {
+      accountId: account.id,
+      name: DEMO_AGENT,
+      visibility: "all",
+    })).agent;
+  const link = await createLoginLink(c, agent);
   const credentials: DevCredentials = {
     baseUrl,
     apiKey,
@@ -189,6 +206,7 @@ export async function writeDevCredentials(
     channelId: channel.id,
     phoneNumber: channel.phoneNumber,
     ...(extra.simulatorUrl ? { simulatorUrl: extra.simulatorUrl } : {}),
+    panelLoginUrl: `${baseUrl}/panel/login?token=${link.token}`,
   };
   await Deno.writeTextFile(
     credentialsPath(c.config),
@@ -200,6 +218,8 @@ export async function writeDevCredentials(
       "",
       "Business Messaging server (dev mode)",
       `  API:          ${baseUrl}/api/v2   docs: ${baseUrl}/docs`,
+      `  Inbox panel:  ${credentials.panelLoginUrl}`,
+      `                (sign-in link for "${DEMO_AGENT}": one use, 10 minutes; a new one at each start)`,
       `  Listening on: ${listening(c.config.host, port)}`,
       `  API key:      ${apiKey}`,
       `  Channel:      ${channel.id} (${channel.phoneNumber})`,
@@ -222,4 +242,60 @@ export async function writeDevCredentials(
     ...credentials,
     upstreamPhoneNumberId: channel.upstreamPhoneNumberId,
   };
+}
+
+/** What the demo customers write the first time dev starts. */
+const DEMO_CUSTOMERS = [
+  {
+    from: "+5491122334455",
+    name: "Ana Gómez",
+    text: "Hola, ¿tienen stock del modelo azul en talle M?",
+  },
+  {
+    from: "+5491133445566",
+    name: "Bruno Díaz",
+    text: "Buenas! ¿Hasta qué hora atienden hoy?",
+  },
+  {
+    from: "+14155550123",
+    name: "Carla Smith",
+    text: "Hi, my order #1042 hasn't arrived yet. Can you check?",
+  },
+  {
+    from: "+5491144556677",
+    name: "Diego",
+    text: "Gracias por la ayuda 🙌",
+  },
+];
+
+/**
+ * A newcomer's inbox is not empty: the first time (an account without
+ * conversations), demo customers write through the simulator, so their
+ * messages arrive the way Meta's would (signed webhook, contact,
+ * conversation, events).
+ */
+export async function seedDemoConversations(
+  c: Container,
+  simulatorUrl: string,
+  credentials: { accountId: string; phoneNumber: string },
+): Promise<void> {
+  const some = await listConversations(c, {
+    viewer: { accountId: credentials.accountId },
+    limit: 1,
+  });
+  if (some.items.length > 0) return;
+  for (const customer of DEMO_CUSTOMERS) {
+    const res = await fetch(`${simulatorUrl}/_sim/inbound`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({
+        to: credentials.phoneNumber,
+        from: customer.from,
+        name: customer.name,
+        type: "text",
+        text: { body: customer.text },
+      }),
+    });
+    await res.body?.cancel();
+  }
 }

@@ -29,6 +29,8 @@ Usage: main.ts <command> [options]   (every command but serve and dev accepts --
   agents create --account S --name N --visibility all|assigned
   agents list --account S
   agents revoke --id ID | --account S --name N
+  agents login-link --id ID | --account S --name N
+                              a one-time panel sign-in URL, valid 10 minutes ({ url } with --json)
   social connect --account S --network instagram|facebook --upstream-id ID --username U
                  --access-token T [--name N]
 `;

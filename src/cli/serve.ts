@@ -59,6 +59,7 @@ export async function devCommand(_args: string[]): Promise<number> {
     simulatorUrl: simulator.url,
   });
   await registerSimulatorNumber(simulator.url, credentials);
+  await dev.seedDemoConversations(container, simulator.url, credentials);
   await connectDemoSocial(container, simulator.state, credentials.accountId);
   const signal = await waitForShutdownSignal();
   container.log.info("Shutting down", { signal });

@@ -35,6 +35,22 @@ export interface AgentsTable {
   revoked_at: string | null;
 }
 
+export interface AgentLoginLinksTable {
+  token_hash: string;
+  agent_id: string;
+  created_at: string;
+  expires_at: string;
+  used_at: string | null;
+}
+
+export interface AgentSessionsTable {
+  id_hash: string;
+  agent_id: string;
+  created_at: string;
+  last_seen_at: string;
+  expires_at: string;
+}
+
 export interface ChannelsTable {
   id: string;
   account_id: string;
@@ -129,6 +145,8 @@ export interface MessagesTable {
   upstream_timestamp: string | null;
   /** JSON of what the customer did beyond the content (MessageDetails), or null. */
   details: string | null;
+  /** The agent that sent it (user token or panel session); null otherwise. */
+  agent_id: string | null;
   created_at: string;
   updated_at: string;
 }
@@ -321,20 +339,20 @@ export interface ChannelBatchBacklogTable {
   queued: number;
 }
 
-/** A credential's request bucket on libSQL (GCRA; migration 0025). */
+/** A credential's request bucket on libSQL (GCRA; migration 0020). */
 export interface RateBucketsTable {
   key: string;
   /** When the bucket is full again, in ms since the epoch. */
   tat_ms: number;
 }
 
-/** A channel's next free send slot on libSQL (migration 0026). */
+/** A channel's next free send slot on libSQL (migration 0021). */
 export interface SendSlotsTable {
   channel_id: string;
   next_ms: number;
 }
 
-/** Always empty: a write batch's failed guard tries to insert here (migration 0027). */
+/** Always empty: a write batch's failed guard tries to insert here (migration 0022). */
 export interface BatchGuardTable {
   ok: number;
 }
@@ -343,6 +361,8 @@ export interface Database {
   accounts: AccountsTable;
   api_keys: ApiKeysTable;
   agents: AgentsTable;
+  agent_login_links: AgentLoginLinksTable;
+  agent_sessions: AgentSessionsTable;
   channels: ChannelsTable;
   contacts: ContactsTable;
   templates: TemplatesTable;

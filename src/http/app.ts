@@ -11,6 +11,7 @@ import type { AppEnv } from "./env.ts";
 import { errorBody, handleError } from "./errors.ts";
 import { LazyGroups, lazyRoutePath } from "./lazy_routes.ts";
 import { authentication } from "./auth.ts";
+import { sessionAuth } from "./panel_session.ts";
 import { RateLimiter } from "./rate_limit.ts";
 import { MemoryRateBuckets } from "../domain/accounts/rate_limit.ts";
 import { DbRateBuckets } from "../domain/accounts/rate_limit_service.ts";
@@ -99,6 +100,11 @@ export const PANEL_GROUPS = [
       (await import("./routes/panel_conversations.ts"))
         .panelConversationRoutes,
   },
+  {
+    prefixes: ["/agents"],
+    load: async () =>
+      (await import("./routes/panel_agents.ts")).panelAgentRoutes,
+  },
 ];
 
 /** Extra route groups mounted at the top level and under /api/v2 (the messaging engine adds its own; their paths must not start with a lazy group's prefix). */
@@ -170,6 +176,41 @@ export function createApp(
   app.route("/", mediaDownloadRoutes(container));
   app.route("/", metricsRoutes(container, { gate, mode: options.mode }));
   for (const group of options.root ?? []) app.route("/", group);
+  // One limiter for every route group of /api/v2 and /api/v1 and the
+  // panel's: one bucket per credential (an agent's token and sessions share it).
+  const limiter = new RateLimiter(container.clock, {
+    agentLimit: config.agentRateLimit,
+    // Several instances share a libSQL server: their buckets must be one.
+    buckets: container.engine === "libsql"
+      ? new DbRateBuckets(container.db)
+      : new MemoryRateBuckets(),
+  });
+  const headerOnly = {
+    onError: handleError,
+    notFound,
+    setup(sub: Hono<AppEnv>) {
+      sub.use("*", async (c, next) => {
+        c.header("X-Request-Id", c.var.requestId);
+        await next();
+      });
+    },
+  };
+  new LazyGroups(
+    container,
+    [{
+      prefixes: ["/panel"],
+      load: async () => {
+        const [{ panelRoutes }, { PanelEvents }] = await Promise.all([
+          import("./routes/panel.ts"),
+          import("./routes/panel_events.ts"),
+        ]);
+        return (c: Container) =>
+          panelRoutes(c, { limiter, events: new PanelEvents(c) });
+      },
+    }],
+    () => Promise.resolve(),
+    "/panel",
+  ).mount(app, "", headerOnly);
 
   const apiGroups = new LazyGroups(
     container,
@@ -187,22 +228,10 @@ export function createApp(
       openApiDocument([...await apiGroups.all(), ...options.api ?? []]),
     );
   });
-  // One limiter for every route group of /api/v2 and /api/v1: one bucket per credential.
-  const limiter = new RateLimiter(container.clock, {
-    agentLimit: config.agentRateLimit,
-    // Several instances share a libSQL server: their buckets must be one.
-    buckets: container.engine === "libsql"
-      ? new DbRateBuckets(container.db)
-      : new MemoryRateBuckets(),
-  });
   const lazy = {
-    onError: handleError,
-    notFound,
+    ...headerOnly,
     setup(sub: Hono<AppEnv>) {
-      sub.use("*", async (c, next) => {
-        c.header("X-Request-Id", c.var.requestId);
-        await next();
-      });
+      headerOnly.setup(sub);
       guard(sub, container, limiter);
     },
   };
@@ -245,7 +274,10 @@ function guard(
 ): void {
   router.use(
     "*",
-    authentication((token) => authenticate(container, token)),
+    authentication(
+      (token) => authenticate(container, token),
+      sessionAuth(container),
+    ),
   );
   router.use(
     "*",

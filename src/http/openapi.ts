@@ -8,7 +8,7 @@ import type { MiddlewareHandler } from "hono";
 import { AppError } from "../errors.ts";
 import type { Scope } from "../domain/accounts/scopes.ts";
 import type { AppEnv } from "./env.ts";
-import { requireScope } from "./auth.ts";
+import { requireScope, type ScopeOptions } from "./auth.ts";
 import { NUL_PROBLEM, nulPath } from "../text.ts";
 
 export interface ZodIssueLike {
@@ -106,17 +106,18 @@ export const refuseQuery: MiddlewareHandler = async (c, next) => {
 };
 
 /**
- * A route that needs `scope`; the scope also appears in the OpenAPI
+ * A route that needs `scope` (`options.agents: false`: and refuses agents,
+ * see requireScope); the scope also appears in the OpenAPI
  * document. A route without a query schema gets NoQuery, so every route
  * refuses unknown query parameters the same way.
  */
 export function defineRoute<
   const R extends Omit<RouteConfig, "security" | "middleware">,
->(scope: Scope, config: R) {
+>(scope: Scope, config: R, options: ScopeOptions = {}) {
   const route = createRoute({
     ...config,
     security: [{ bearerAuth: [scope] }],
-    middleware: [requireScope(scope)] as MiddlewareHandler[],
+    middleware: [requireScope(scope, options)] as MiddlewareHandler[],
   });
   // Set after typing: handlers of routes without a query keep their types.
   (route as { request?: object }).request = {

@@ -104,3 +104,42 @@ engineTest(
     );
   },
 );
+
+engineTest(
+  "agents login-link prints a one-time panel URL on PUBLIC_BASE_URL, valid 10 minutes",
+  async (h) => {
+    const ana = await createAgent(h, "Ana");
+    const slug = h.tenant.account.slug;
+    const json = JSON.parse(
+      await run(h, [
+        "login-link",
+        "--account",
+        slug,
+        "--name",
+        "Ana",
+        "--json",
+      ]),
+    );
+    assert.deepEqual(Object.keys(json).sort(), ["expiresAt", "url"]);
+    const url = new URL(json.url);
+    assert.equal(url.origin, "http://localhost");
+    assert.equal(url.pathname, "/panel/login");
+    assert.match(url.searchParams.get("token")!, /^[0-9A-Za-z]{43}$/);
+    assert.equal(
+      json.expiresAt,
+      toDbTime(new Date(h.clock.now().getTime() + 600_000)),
+    );
+    const text = await run(h, ["login-link", "--id", ana.id]);
+    assert.match(text, /^http:\/\/localhost\/panel\/login\?token=\w{43}\n/);
+    // Only the hash is stored.
+    const rows = await h.container.db.selectFrom("agent_login_links")
+      .select("token_hash").execute();
+    assert.equal(rows.length, 2);
+    assert.ok(rows.every((r) => !json.url.includes(r.token_hash)));
+    await run(h, ["revoke", "--account", slug, "--name", "Ana"]);
+    await assert.rejects(
+      () => run(h, ["login-link", "--id", ana.id]),
+      (err) => err instanceof AppError && err.code === "NOT_FOUND",
+    );
+  },
+);

@@ -14,11 +14,17 @@ import { startSqld } from "../_support/sqld.ts";
 
 const NAMES = Object.keys(migrations);
 
-/** Each migration after 0017 and the statement that undoes it (add yours). */
-const UNDO_LATER: Record<string, string> = {
-  "0025_rate_buckets": "drop table rate_buckets",
-  "0026_send_slots": "drop table send_slots",
-  "0027_batch_guard": "drop table batch_guard",
+/** Each migration after 0017 and the statements that undo it (add yours). */
+const UNDO_LATER: Record<string, string[]> = {
+  "0018_panel_agents": [
+    "drop table agent_sessions",
+    "drop table agent_login_links",
+    "alter table messages drop column agent_id",
+  ],
+  "0019_conversations_activity_idx": ["drop index conversations_activity_idx"],
+  "0020_rate_buckets": ["drop table rate_buckets"],
+  "0021_send_slots": ["drop table send_slots"],
+  "0022_batch_guard": ["drop table batch_guard"],
 };
 
 /** The database with a plugin that counts the statements run through it. */
@@ -49,9 +55,10 @@ engineTest(
   "a pending migration is applied, and the database is current only then",
   async (h) => {
     const db = h.container.db;
-    // Back to the schema before the last eight migrations, with queued batch
-    // sends for 0010 to count into its new table and webhook attempts queued
-    // under their subscription alone for 0017 to give to their account.
+    // Back to the schema before 0010 and the migrations after it, with
+    // queued batch sends for 0010 to count into its new table and webhook
+    // attempts queued under their subscription alone for 0017 to give to
+    // their account.
     const pending = NAMES.slice(NAMES.indexOf("0010_channel_batch_backlog"));
     assert.deepEqual(pending, [
       "0010_channel_batch_backlog",
@@ -111,9 +118,9 @@ engineTest(
       },
       { kind: "webhook.deliver", payload: {}, priority: 10, groupKey: "gone" },
     ], h.clock.now());
-    // The migrations after those: undone, to be applied again in order.
-    for (const undo of Object.values(UNDO_LATER)) {
-      await sql.raw(undo).execute(db);
+    // The migrations after those: undone (in reverse), to be applied again in order.
+    for (const undo of Object.values(UNDO_LATER).reverse()) {
+      for (const statement of undo) await sql.raw(statement).execute(db);
     }
     for (const name of pending) {
       await sql`delete from kysely_migration where name = ${name}`.execute(db);

@@ -68,6 +68,15 @@ const ROWS: Array<[string, string[]]> = [
   ]],
   ["agents create", ["agents", "create", "--account", "acme", "--name", "Ana"]],
   ["agents list", ["agents", "list", "--account", "acme"]],
+  // (The usage's `agents login-link`, read up to its dash.)
+  ["agents login", [
+    "agents",
+    "login-link",
+    "--account",
+    "acme",
+    "--name",
+    "Ana",
+  ]],
   ["agents revoke", ["agents", "revoke", "--account", "acme", "--name", "Ana"]],
   ["social connect", [
     "social",
@@ -100,6 +109,7 @@ Deno.test("every command of the usage prints JSON with --json", async () => {
     DATA_DIR: dir,
     DATABASE_URL: `file:${dir}/app.db`,
     SECRET_KEY: TEST_SECRET_KEY,
+    PUBLIC_BASE_URL: "https://inbox.example.com",
     LOG_LEVEL: "warn",
   };
   try {
@@ -117,6 +127,10 @@ Deno.test("every command of the usage prints JSON with --json", async () => {
       outputs[name] = r.json;
     }
     assert.ok((outputs.migrate as { applied: string[] }).applied.length > 0);
+    assert.match(
+      (outputs["agents login"] as { url: string }).url,
+      /^https:\/\/inbox\.example\.com\/panel\/login\?token=\w{43}$/,
+    );
     const again = await runCli(["migrate", "--json"], env);
     assert.deepEqual(again.json, { applied: [] }, again.stdout);
     assert.equal((outputs["accounts list"] as unknown[]).length, 1);

@@ -177,6 +177,15 @@ Deno.test("dev on a fresh data directory: loopback only, its own Meta app secret
       const oldKey = printed("--name old-report", /bmk_\w+/);
       const agentToken = printed("--name Ana", /bmu_\w+/);
       const revokedAgent = printed("--name Temp", /bmu_\w+/);
+      // The login link names the dev server of this data directory.
+      const link = printed(
+        "login-link",
+        /http:\/\/localhost:\d+\/panel\/login\?token=\w{43}/,
+      );
+      const page = await fetch(
+        link.replace(/^http:\/\/localhost:\d+/, server.baseUrl),
+      );
+      assert.match(await page.text(), />Sign in</);
       const call = (token: string, path: string) =>
         api(server.baseUrl, token, "GET", path);
 
@@ -228,7 +237,8 @@ Deno.test("dev on a fresh data directory: loopback only, its own Meta app secret
       assert.deepEqual(await resolved.json(), {
         data: { conversationId: null, alternatives: [] },
       });
-      assert.equal((await call(agentToken, "/channels")).status, 403);
+      assert.equal((await call(agentToken, "/channels")).status, 200);
+      assert.equal((await call(agentToken, "/webhooks")).status, 403);
       // The agent revoked by name is refused; the list shows both.
       assert.equal((await call(revokedAgent, "/channels")).status, 401);
       const agents = printed("agents list", /[\s\S]+/);

@@ -75,6 +75,7 @@ Deno.test("dev seeds a working demo account and keeps it across a restart", asyn
             "apiKey",
             "baseUrl",
             "channelId",
+            "panelLoginUrl",
             "phoneNumber",
             "simulatorUrl",
           ]);
@@ -122,6 +123,41 @@ Deno.test("dev seeds a working demo account and keeps it across a restart", asyn
           const conversations = await call("/conversations");
           assert.equal(conversations.status, 200);
           assert.ok(Array.isArray(conversations.body.data));
+        },
+      );
+
+      await t.step(
+        "the printed panel link signs the demo agent in, to demo conversations",
+        async () => {
+          assert.ok(server.proc.stdout.includes(first.panelLoginUrl));
+          const url = new URL(first.panelLoginUrl);
+          assert.equal(url.origin, first.baseUrl);
+          const page = await fetch(server.baseUrl + url.pathname + url.search);
+          assert.match(await page.text(), />Sign in</);
+          const signed = await fetch(`${server.baseUrl}/panel/login`, {
+            method: "POST",
+            redirect: "manual",
+            headers: {
+              "content-type": "application/x-www-form-urlencoded",
+              "sec-fetch-site": "same-origin",
+            },
+            body: new URLSearchParams({
+              token: url.searchParams.get("token")!,
+            }),
+          });
+          await signed.body?.cancel();
+          assert.equal(signed.status, 303);
+          const cookie = signed.headers.get("set-cookie")!.split(";")[0]!;
+          await waitFor(async () => {
+            const res = await fetch(`${server.baseUrl}/api/v2/conversations`, {
+              headers: { cookie },
+            });
+            const body = await res.json();
+            return res.status === 200 && body.data.length >= 4;
+          }, { timeoutMs: 15_000, what: "the four demo conversations" });
+          // The token is in no log line.
+          const token = url.searchParams.get("token")!;
+          assert.ok(!server.proc.stderr.includes(token));
         },
       );
 
@@ -234,6 +270,7 @@ Deno.test("dev seeds a working demo account and keeps it across a restart", asyn
         assert.equal(second.accountId, first.accountId);
         assert.equal(second.channelId, first.channelId);
         assert.equal(second.apiKey, first.apiKey, "the saved key is reused");
+        assert.notEqual(second.panelLoginUrl, first.panelLoginUrl);
         assert.equal(await appSecret(), firstAppSecret, "app secret replaced");
         const old = await api(
           again.baseUrl,

@@ -149,20 +149,23 @@ engineTest(
     assert.equal(byPhone.status, 404);
     const all = await as(allToken, "/conversations");
     assert.equal(all.body.data.length, 3);
-    // Agents never get write or contact routes.
-    const patch = await h.request(
-      "PATCH",
-      `${API}/conversations/${theirs.conversationId}`,
-      {
+    // Agents act on what they see (issue 29), and nothing else.
+    const patch = (id: string) =>
+      h.request("PATCH", `${API}/conversations/${id}`, {
         key: agentToken,
-        body: { status: "closed" },
-      },
+        body: { status: "pending" },
+      });
+    assert.equal((await patch(theirs.conversationId)).status, 200);
+    assert.equal((await patch(others.conversationId)).status, 404);
+    assert.equal(
+      (await as(allToken, `/contacts/${theirs.contactId}/conversations`))
+        .status,
+      200,
     );
-    assert.equal(patch.status, 403);
-    const contactList = await as(
-      allToken,
-      `/contacts/${theirs.contactId}/conversations`,
+    assert.equal(
+      (await as(agentToken, `/contacts/${unassigned.contactId}/conversations`))
+        .status,
+      404,
     );
-    assert.equal(contactList.status, 403);
   },
 );

@@ -4,7 +4,6 @@
 import assert from "node:assert/strict";
 import { createHarness, type Harness } from "../_harness.ts";
 import { SCOPES } from "../../src/domain/accounts/scopes.ts";
-import { createAgent } from "../../src/domain/accounts/account_service.ts";
 import {
   apiOperations,
   type ApiRequest,
@@ -100,27 +99,4 @@ routeTest(
   },
 );
 
-routeTest(
-  "a user token is allowed only on conversations:read operations",
-  async (h, t) => {
-    const fx = await seedTenant(h, h.tenant, { label: "a" });
-    const { token } = await createAgent(h.container, {
-      accountId: h.tenant.account.id,
-      name: "Agent Smith",
-      visibility: "all",
-    });
-    const ops = await operations(h);
-    assert.ok(ops.some((op) => op.scope === "conversations:read"));
-    for (const op of ops) {
-      await t.step(op.label, async () => {
-        if (requiredScope(op) === "conversations:read") {
-          await assertLetThrough(h, op, { fx, key: token });
-        } else {
-          const res = await send(h, buildRequest(op, fx), token);
-          assertErrorBody(res, 403, "INSUFFICIENT_SCOPE", op.label);
-          assert.deepEqual(res.body.error.details, { requiredScope: op.scope });
-        }
-      });
-    }
-  },
-);
+// What agents (user tokens, panel sessions) may do on each route: agent_access_test.ts.

@@ -33,10 +33,11 @@ Deno.test("a send to a new recipient looks its contact and conversation up once 
   );
   assert.equal(count(sql, /^insert into "?contacts"?/i), 1);
   assert.equal(count(sql, /^insert into "?conversations"?/i), 1);
-  assert.equal(count(sql, /^insert into "?events"?/i), 2);
+  // contact.created, conversation.created and the internal message.created.
+  assert.equal(count(sql, /^insert into "?events"?/i), 3);
 });
 
-Deno.test("a send to a known recipient runs eight statements besides its group's begin and commit", async () => {
+Deno.test("a send to a known recipient runs nine statements besides its group's begin and commit", async () => {
   await using h = await createHarness();
   await seedTemplate(h);
   await send(h, "+5491155550100");
@@ -50,6 +51,8 @@ Deno.test("a send to a known recipient runs eight statements besides its group's
       // The contact and its conversation on the channel, in one statement.
       'select "ct".*, "cv"."id"',
       'insert into "messages" (',
+      // message.created, for the panel's stream (no webhook delivery).
+      "insert into events (id, ",
       "update conversations set",
       "update contacts set last",
       "insert into jobs (id, ki",
@@ -77,9 +80,11 @@ Deno.test("a send's own statements run straight on SQLite, not through Kysely's 
   } finally {
     proto.transformResultNow = original;
   }
-  // The group's savepoint and release; the contact lookup, the message, the
-  // conversation and contact updates and the job go straight to SQLite.
+  // The group's savepoint and release; the contact lookup, the message, its
+  // event, the conversation and contact updates and the job go straight to
+  // SQLite.
   assert.equal(passes, 2, sql.join("\n"));
   assert.equal(count(sql, /^insert into "messages"/i), 1);
+  assert.equal(count(sql, /^insert into events/i), 1);
   assert.equal(count(sql, /^insert into jobs/i), 1);
 });

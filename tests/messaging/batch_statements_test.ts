@@ -78,9 +78,10 @@ engineTest(
     const again100 = await statementsOf(h, hundred);
     assert.equal(again100, again10);
     // Contacts and their conversations looked up, the backlog read,
-    // messages and jobs written, conversations and contacts updated, the
-    // backlog counted up (migration 0014).
-    assert.ok(again10 <= 8, `a batch of ten took ${again10} statements`);
+    // messages, their message.created events (the panel's stream) and jobs
+    // written, conversations and contacts updated, the backlog counted up
+    // (migration 0014).
+    assert.ok(again10 <= 9, `a batch of ten took ${again10} statements`);
   },
 );
 

@@ -194,3 +194,13 @@ export async function findActiveAgent(
     .where("revoked_at", "is", null).executeTakeFirst();
   return r ? toAgent(r) : undefined;
 }
+
+/** An agent by id, whatever its account or state. */
+export async function findAgent(
+  db: Executor,
+  id: string,
+): Promise<Agent | undefined> {
+  const r = await db.selectFrom("agents").selectAll().where("id", "=", id)
+    .executeTakeFirst();
+  return r ? toAgent(r) : undefined;
+}

@@ -21,6 +21,7 @@ import {
   USER_TOKEN_PREFIX,
 } from "./account.ts";
 import * as repo from "./account_repo.ts";
+import { deleteAgentSessions } from "./agent_session_repo.ts";
 import type { Scope } from "./scopes.ts";
 
 export interface Deps {
@@ -148,7 +149,21 @@ export async function listAgents(
   return await repo.listAgents(deps.db, accountId);
 }
 
-/** Revokes an agent's user token; its next request gets 401 (the cache epoch moves). */
+/** The account's active agents (who a conversation can be assigned to), oldest first. */
+export async function listActiveAgents(
+  deps: Deps,
+  accountId: string,
+): Promise<Pick<Agent, "id" | "name" | "visibility">[]> {
+  return (await repo.listAgents(deps.db, accountId))
+    .filter((a) => !a.revokedAt)
+    .map(({ id, name, visibility }) => ({ id, name, visibility }));
+}
+
+/**
+ * Revokes an agent: its user token's next request gets 401 (the cache epoch
+ * moves), its panel sessions and unused login links end (its open event
+ * streams close on their next check).
+ */
 export async function revokeAgent(deps: Deps, id: string): Promise<void> {
   await revoke(
     deps,
@@ -156,6 +171,7 @@ export async function revokeAgent(deps: Deps, id: string): Promise<void> {
     id,
     `agent "${id}": no such agent with an active token`,
   );
+  await deleteAgentSessions(deps.db, id);
 }
 
 async function revoke(

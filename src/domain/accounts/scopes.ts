@@ -17,6 +17,26 @@ export const SCOPES = [
 
 export type Scope = (typeof SCOPES)[number];
 
+/**
+ * The scopes an agent holds, through its user token or a panel session:
+ * what working its conversations needs, on those it can see only (the
+ * services narrow every read and write to the agent's visibility). Never
+ * webhooks, events, social, contact writes or keys. A route may refuse
+ * agents although they hold its scope (the batch send, the contacts list):
+ * see requireScope in src/http/auth.ts and README's table.
+ */
+export const AGENT_SCOPES: ReadonlySet<Scope> = new Set<Scope>([
+  "account:read",
+  "channels:read",
+  "templates:read",
+  "conversations:read",
+  "conversations:write",
+  "contacts:read",
+  "messages:read",
+  "messages:write",
+  "media:read",
+]);
+
 export function isScope(value: string): value is Scope {
   return (SCOPES as readonly string[]).includes(value);
 }

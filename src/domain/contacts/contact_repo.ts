@@ -199,7 +199,11 @@ export async function findContactByPhone(
 export interface ContactOnChannel {
   contact: Contact;
   conversation:
-    | { id: string; serviceWindowExpiresAt: string | null }
+    | {
+      id: string;
+      serviceWindowExpiresAt: string | null;
+      assignedTo: string | null;
+    }
     | undefined;
 }
 
@@ -217,6 +221,7 @@ function contactsOnChannel(db: Executor, p: (name: string) => string) {
     .select([
       "cv.id as conversation_id",
       "cv.service_window_expires_at as conversation_window",
+      "cv.assigned_to as conversation_assigned_to",
     ])
     .where("ct.account_id", "=", p("accountId"));
 }
@@ -224,6 +229,7 @@ function contactsOnChannel(db: Executor, p: (name: string) => string) {
 type ContactOnChannelRow = ContactsTable & {
   conversation_id: string | null;
   conversation_window: string | null;
+  conversation_assigned_to: string | null;
 };
 
 const onChannelByUserId = prepared<string, ContactOnChannelRow>((db, p) =>
@@ -240,6 +246,7 @@ function toContactOnChannel(r: ContactOnChannelRow): ContactOnChannel {
     conversation: r.conversation_id === null ? undefined : {
       id: r.conversation_id,
       serviceWindowExpiresAt: r.conversation_window,
+      assignedTo: r.conversation_assigned_to,
     },
   };
 }

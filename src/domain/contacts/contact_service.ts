@@ -15,6 +15,8 @@ import {
   mergeCustomFields,
 } from "./contact.ts";
 import * as repo from "./contact_repo.ts";
+import type { Viewer } from "../conversations/conversation.ts";
+import { contactHasVisibleConversation } from "../conversations/conversation_repo.ts";
 
 export {
   findContactByPhone,
@@ -75,10 +77,12 @@ export async function listContacts(
 /** A contact of the account, or CONTACT_NOT_FOUND (also for another account's id). */
 export async function getContact(
   deps: { db: Db },
-  ref: { accountId: string; id: string },
+  ref: { viewer: Viewer; id: string },
 ): Promise<Contact> {
-  const found = await repo.findContact(deps.db, ref.accountId, ref.id);
-  if (!found) {
+  const found = await repo.findContact(deps.db, ref.viewer.accountId, ref.id);
+  const hidden = found && ref.viewer.onlyAssignedTo !== undefined &&
+    !await contactHasVisibleConversation(deps.db, ref.viewer, found.id);
+  if (!found || hidden) {
     throw new AppError("CONTACT_NOT_FOUND", `Cannot find contact "${ref.id}"`);
   }
   return found;

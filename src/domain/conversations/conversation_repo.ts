@@ -104,6 +104,28 @@ function escapeLike(text: string): string {
   return text.replace(/[\\%_]/g, (c) => `\\${c}`);
 }
 
+/**
+ * A case-insensitive part of the contact's name or username, a part of its
+ * phone (`+` optional), its whole BSUID, and with `email` a part of its
+ * e-mail.
+ */
+function searchCondition(search: string, options: { email?: boolean } = {}) {
+  const pattern = `%${escapeLike(search.toLowerCase())}%`;
+  const digits = search.replace(/[\s\-().+]/g, "");
+  const like = (column: "ct.name" | "ct.username" | "ct.email") =>
+    sql<boolean>`lower(${sql.ref(column)}) like ${pattern} escape '\\'`;
+  return (eb: ExpressionBuilder<Joined, "cv" | "ct">) =>
+    eb.or([
+      like("ct.name"),
+      like("ct.username"),
+      ...(options.email ? [like("ct.email")] : []),
+      eb("ct.user_id", "=", search.trim()),
+      ...(/^\d+$/.test(digits)
+        ? [eb("ct.phone_number", "like", `%${digits}%`)]
+        : []),
+    ]);
+}
+
 export interface ListConversationsInput {
   viewer: Viewer;
   status?: ConversationStatus;
@@ -123,29 +145,83 @@ export function listConversationsQuery(
 ) {
   let query = visibleConversations(db, input.viewer);
   if (input.status) query = query.where("cv.status", "=", input.status);
-  const search = input.search;
-  if (search) {
-    const namePattern = `%${escapeLike(search.toLowerCase())}%`;
-    const digits = search.replace(/[\s\-().+]/g, "");
-    query = query.where((eb) =>
-      eb.or([
-        sql<boolean>`lower(${
-          eb.ref("ct.name")
-        }) like ${namePattern} escape '\\'`,
-        sql<boolean>`lower(${
-          eb.ref("ct.username")
-        }) like ${namePattern} escape '\\'`,
-        eb("ct.user_id", "=", search.trim()),
-        ...(/^\d+$/.test(digits)
-          ? [eb("ct.phone_number", "like", `%${digits}%`)]
-          : []),
-      ])
-    );
-  }
+  if (input.search) query = query.where(searchCondition(input.search));
   const after = input.after;
   if (after) query = query.where(before(after));
   return query.orderBy("cv.created_at", "desc").orderBy("cv.id", "desc")
     .limit(input.limit);
+}
+
+/** The panel's filters on top of the list's. */
+export interface InboxFilter {
+  status?: ConversationStatus;
+  /** An agent id, or null for unassigned. */
+  assignedTo?: string | null;
+  unread?: boolean;
+  /** Open windows closing within [from, to). */
+  windowClosing?: { from: string; to: string };
+  /** Part of the contact's name, username, phone or e-mail. */
+  search?: string;
+}
+
+/** Activity of a conversation: its last message, or its creation before any. */
+const ACTIVITY = sql<string>`coalesce(cv.last_message_at, cv.created_at)`;
+
+/**
+ * The panel's inbox: newest activity first, keyset-paginated on (activity,
+ * id) through conversations_activity_idx (migration 0019), with the
+ * panel's filters.
+ */
+export function inboxQuery(
+  db: Executor,
+  input: {
+    viewer: Viewer;
+    filter: InboxFilter;
+    after?: CursorPosition;
+    limit: number;
+  },
+) {
+  const { filter } = input;
+  let query = visibleConversations(db, input.viewer).select(
+    ACTIVITY.as("activity"),
+  );
+  if (filter.status) query = query.where("cv.status", "=", filter.status);
+  if (filter.assignedTo !== undefined) {
+    query = query.where(
+      "cv.assigned_to",
+      filter.assignedTo === null ? "is" : "=",
+      filter.assignedTo,
+    );
+  }
+  if (filter.unread) query = query.where("cv.unread_count", ">", 0);
+  const closing = filter.windowClosing;
+  if (closing) {
+    query = query.where("cv.service_window_expires_at", ">", closing.from)
+      .where("cv.service_window_expires_at", "<=", closing.to);
+  }
+  if (filter.search) {
+    query = query.where(searchCondition(filter.search, { email: true }));
+  }
+  const after = input.after;
+  if (after) {
+    query = query.where((eb) =>
+      eb(
+        eb.tuple(ACTIVITY, eb.ref("cv.id")),
+        "<",
+        eb.tuple(after.at, after.id),
+      )
+    );
+  }
+  return query.orderBy(ACTIVITY, "desc").orderBy("cv.id", "desc")
+    .limit(input.limit);
+}
+
+export async function listInbox(
+  db: Executor,
+  input: Parameters<typeof inboxQuery>[1],
+): Promise<(Conversation & { activity: string })[]> {
+  const rows = await inboxQuery(db, input).execute();
+  return rows.map((r) => ({ ...toConversation(r), activity: r.activity }));
 }
 
 export async function listConversations(
@@ -268,6 +344,31 @@ export async function findMatchingConversations(
     .orderBy("cv.created_at", "desc").orderBy("cv.id", "desc")
     .limit(input.limit).execute();
   return rows.map(toConversation);
+}
+
+/** The assignee now of each of these conversations of the account (one statement). */
+export async function conversationAssignees(
+  db: Executor,
+  accountId: string,
+  ids: readonly string[],
+): Promise<Map<string, string | null>> {
+  if (ids.length === 0) return new Map();
+  const rows = await db.selectFrom("conversations")
+    .select(["id", "assigned_to"])
+    .where("account_id", "=", accountId)
+    .where("id", "in", [...ids]).execute();
+  return new Map(rows.map((r) => [r.id, r.assigned_to]));
+}
+
+/** Whether a conversation of this contact is visible to the viewer. */
+export async function contactHasVisibleConversation(
+  db: Executor,
+  viewer: Viewer,
+  contactId: string,
+): Promise<boolean> {
+  const row = await visibleConversations(db, viewer, { byContact: true })
+    .where("cv.contact_id", "=", contactId).executeTakeFirst();
+  return row !== undefined;
 }
 
 export async function contactExists(

@@ -16,6 +16,7 @@ import {
   type Viewer,
 } from "./conversation.ts";
 import * as repo from "./conversation_repo.ts";
+import { recordEvent } from "../events/event_service.ts";
 
 // The messaging engine calls these inside its own transaction.
 export { findOrCreateConversation } from "./conversation_create_service.ts";
@@ -76,6 +77,31 @@ export async function getConversation(
   const found = await repo.findConversation(deps.db, input.viewer, input.id);
   if (!found) throw notFound(input.id);
   return found;
+}
+
+/**
+ * Whether the viewer sees this conversation of its account: always, but an
+ * `assigned` agent only the conversations assigned to it. (The caller has
+ * found the conversation in the viewer's account.)
+ */
+export async function seesConversation(
+  deps: { db: Db },
+  viewer: Viewer,
+  conversationId: string,
+): Promise<boolean> {
+  if (viewer.onlyAssignedTo === undefined) return true;
+  return (await repo.findConversation(deps.db, viewer, conversationId)) !==
+    undefined;
+}
+
+/** Whether the viewer sees this contact of its account: an `assigned` agent, one of whose conversations is assigned to it. */
+export async function seesContact(
+  deps: { db: Db },
+  viewer: Viewer,
+  contactId: string,
+): Promise<boolean> {
+  if (viewer.onlyAssignedTo === undefined) return true;
+  return await repo.contactHasVisibleConversation(deps.db, viewer, contactId);
 }
 
 /** Every spelling of `phone` in the account's country; empty when it is not a number. */
@@ -196,7 +222,8 @@ export async function resolveConversation(
 
 /**
  * Changes status and/or assignee (an agent of the account, else
- * INVALID_AGENT); returns the updated conversation.
+ * INVALID_AGENT; an `assigned` agent only to itself); returns the updated
+ * conversation.
  */
 export async function updateConversation(
   deps: Deps,
@@ -207,8 +234,15 @@ export async function updateConversation(
     assignedTo?: string | null | undefined;
   },
 ): Promise<Conversation> {
-  await getConversation(deps, input);
+  const before = await getConversation(deps, input);
   const agentId = input.assignedTo;
+  const self = input.viewer.onlyAssignedTo;
+  if (self !== undefined && agentId !== undefined && agentId !== self) {
+    throw new AppError(
+      "INSUFFICIENT_SCOPE",
+      `Cannot assign conversation "${input.id}": an agent with visibility "assigned" assigns conversations only to itself`,
+    );
+  }
   if (
     agentId &&
     !(await findActiveAgent(deps.db, input.viewer.accountId, agentId))
@@ -218,12 +252,33 @@ export async function updateConversation(
       `Cannot assign conversation "${input.id}": "${agentId}" is not an agent of this account`,
     );
   }
-  await repo.updateConversation(deps.db, input.id, {
-    updated_at: toDbTime(deps.clock.now()),
-    ...(input.status !== undefined && { status: input.status }),
-    ...(input.assignedTo !== undefined && { assigned_to: input.assignedTo }),
+  const at = deps.clock.now();
+  // Read back for everyone: an `assigned` agent that unassigned itself no
+  // longer sees it, but gets its answer.
+  const all = { ...input, viewer: { accountId: input.viewer.accountId } };
+  return await deps.db.transaction().execute(async (trx) => {
+    await repo.updateConversation(trx, input.id, {
+      updated_at: toDbTime(at),
+      ...(input.status !== undefined && { status: input.status }),
+      ...(input.assignedTo !== undefined && { assigned_to: input.assignedTo }),
+    });
+    const after = (await repo.findConversation(trx, all.viewer, input.id))!;
+    if (
+      after.status !== before.status || after.assignedTo !== before.assignedTo
+    ) {
+      await recordEvent(trx, {
+        accountId: input.viewer.accountId,
+        type: "conversation.updated",
+        data: {
+          ...after,
+          previousStatus: before.status,
+          previousAssignedTo: before.assignedTo,
+        },
+        createdAt: at,
+      });
+    }
+    return after;
   });
-  return await getConversation(deps, input);
 }
 
 /** A visible conversation's messages oldest first, one cursor page at a time. */
@@ -269,7 +324,7 @@ export async function listContactConversations(
     deps.db,
     input.viewer.accountId,
     input.contactId,
-  );
+  ) && await seesContact(deps, input.viewer, input.contactId);
   if (!exists) {
     throw new AppError(
       "CONTACT_NOT_FOUND",
@@ -283,4 +338,81 @@ export async function listContactConversations(
     ...(after && { after }),
   });
   return toCursorPage(rows, input.limit, positionOf);
+}
+
+/** The panel's inbox filters (GET /api/v1/conversations). */
+export interface InboxQuery {
+  viewer: Viewer;
+  limit: number;
+  cursor?: string | undefined;
+  status?: ConversationStatus | undefined;
+  /** An agent id, or null for unassigned conversations. */
+  assignedTo?: string | null | undefined;
+  unread?: boolean | undefined;
+  /** Open windows that close within this many ms from now. */
+  windowClosingWithinMs?: number | undefined;
+  search?: string | undefined;
+}
+
+/** The viewer's conversations by last activity, newest first, with the panel's filters. */
+export async function listInbox(
+  deps: Deps,
+  input: InboxQuery,
+): Promise<CursorPage<Conversation>> {
+  const now = deps.clock.now();
+  const rows = await repo.listInbox(deps.db, {
+    viewer: input.viewer,
+    limit: input.limit + 1,
+    ...(input.cursor !== undefined && { after: decodeCursor(input.cursor) }),
+    filter: {
+      ...(input.status !== undefined && { status: input.status }),
+      ...(input.assignedTo !== undefined && { assignedTo: input.assignedTo }),
+      ...(input.unread && { unread: true }),
+      ...(input.windowClosingWithinMs !== undefined && {
+        windowClosing: {
+          from: toDbTime(now),
+          to: toDbTime(new Date(now.getTime() + input.windowClosingWithinMs)),
+        },
+      }),
+      ...(input.search !== undefined && { search: input.search }),
+    },
+  });
+  const page = toCursorPage(rows, input.limit, (c) => ({
+    at: c.activity,
+    id: c.id,
+  }));
+  return {
+    ...page,
+    items: page.items.map(({ activity: _a, ...c }) => c),
+  };
+}
+
+/**
+ * A visible conversation's newest messages, oldest first within the page;
+ * `cursor` pages back to older ones (the panel opens a thread at its end).
+ */
+export async function listLatestMessages(
+  deps: { db: Db },
+  input: {
+    viewer: Viewer;
+    conversationId: string;
+    limit: number;
+    before?: string | undefined;
+  },
+): Promise<CursorPage<MessageView>> {
+  const before = input.before === undefined
+    ? undefined
+    : decodeCursor(input.before);
+  await getConversation(deps, {
+    viewer: input.viewer,
+    id: input.conversationId,
+  });
+  const rows = await messages.latestConversationMessages(deps.db, {
+    accountId: input.viewer.accountId,
+    conversationId: input.conversationId,
+    limit: input.limit + 1,
+    ...(before && { before }),
+  });
+  const page = toCursorPage(rows, input.limit, positionOf);
+  return { ...page, items: page.items.reverse().map(toMessageView) };
 }

@@ -236,13 +236,14 @@ export async function updateLastMessagePreview(
     .where("last_message_id", "=", input.messageId).execute();
 }
 
-/** Sets unreadCount to 0 (the read operations). */
+/** Sets unreadCount to 0 (the read operations); true when it was not 0. */
 export async function resetUnread(
   db: Executor,
   conversationId: string,
 ): Promise<boolean> {
   const result = await db.updateTable("conversations")
     .set({ unread_count: 0 }).where("id", "=", conversationId)
+    .where("unread_count", ">", 0)
     .executeTakeFirst();
   return Number(result.numUpdatedRows) > 0;
 }

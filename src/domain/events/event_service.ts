@@ -7,12 +7,19 @@ import {
   type InsertedEvent,
   insertEventRow,
   insertEventRows,
+  isInternalEvent,
+  lastEventSeq,
   listEventRows,
   madeEvent,
   type NewEvent,
 } from "./event_repo.ts";
 
-export type { EventLane, EventType, NewEvent } from "./event_repo.ts";
+export type {
+  EventLane,
+  EventType,
+  InternalEventType,
+  NewEvent,
+} from "./event_repo.ts";
 
 /**
  * Records a domain event and a webhook delivery for every subscription that
@@ -28,7 +35,9 @@ export async function recordEvent(
 ): Promise<string> {
   if (held) return held.add(event);
   const inserted = await insertEventRow(trx, event);
-  await fanOutMany(trx, event.accountId, () => [fanning(event, inserted)]);
+  if (!isInternalEvent(event.type)) {
+    await fanOutMany(trx, event.accountId, () => [fanning(event, inserted)]);
+  }
   return inserted.id;
 }
 
@@ -56,7 +65,10 @@ export class HeldEvents {
     const made = this.#made.splice(0);
     if (events.length === 0) return;
     await insertEventRows(trx, events, made);
-    const byAccount = Map.groupBy(events.keys(), (i) => events[i]!.accountId);
+    const byAccount = Map.groupBy(
+      [...events.keys()].filter((i) => !isInternalEvent(events[i]!.type)),
+      (i) => events[i]!.accountId,
+    );
     for (const [accountId, at] of byAccount) {
       await fanOutMany(
         trx,
@@ -97,11 +109,17 @@ export async function recordEvents(
   if (events.length === 0) return [];
   const all = events.map((e) => ({ ...e, accountId }));
   const inserted = await insertEventRows(trx, all);
-  await fanOutMany(
-    trx,
-    accountId,
-    () => inserted.map((row, i) => fanning(all[i]!, row)),
-  );
+  // Internal kinds (the panel's) have no deliveries: no subscription read.
+  if (all.some((e) => !isInternalEvent(e.type))) {
+    await fanOutMany(
+      trx,
+      accountId,
+      () =>
+        inserted.flatMap((row, i) =>
+          isInternalEvent(all[i]!.type) ? [] : [fanning(all[i]!, row)]
+        ),
+    );
+  }
   return inserted.map((r) => r.id);
 }
 
@@ -120,11 +138,13 @@ export interface FeedPage {
   hasMore: boolean;
 }
 
-function encodeFeedCursor(seq: number): string {
+/** The feed cursor of a sequence number (as GET /events and /panel/events give it). */
+export function encodeFeedCursor(seq: number): string {
   return btoa(`events:${seq}`).replace(/=+$/, "");
 }
 
-function decodeFeedCursor(cursor: string): number {
+/** The sequence number of a feed cursor; VALIDATION_ERROR when it is not one. */
+export function decodeFeedCursor(cursor: string): number {
   try {
     const match = /^events:(\d{1,15})$/.exec(atob(cursor));
     if (match) return Number(match[1]);
@@ -160,7 +180,9 @@ export async function listEvents(
       );
     }
   }
-  const rows = await listEventRows(deps.db, { ...q, afterSeq });
+  // The spec's four kinds only: the panel's internal ones stay internal.
+  const types = q.types?.length ? q.types : [...EVENT_TYPES];
+  const rows = await listEventRows(deps.db, { ...q, types, afterSeq });
   const hasMore = rows.length > q.limit;
   const page = hasMore ? rows.slice(0, q.limit) : rows;
   const last = page.at(-1);
@@ -174,4 +196,12 @@ export async function listEvents(
     cursor: last ? encodeFeedCursor(last.seq) : q.cursor ?? null,
     hasMore,
   };
+}
+
+/** The cursor just after the account's newest event (`events:0` when it has none). */
+export async function feedHead(
+  deps: { db: Db },
+  accountId: string,
+): Promise<string> {
+  return encodeFeedCursor(await lastEventSeq(deps.db, accountId));
 }

@@ -26,7 +26,13 @@ import {
   insertMessage,
   updateMessageDetails,
 } from "../messages/message_repo.ts";
-import { UPSTREAM_MESSAGE_DEFAULTS } from "../messages/message.ts";
+import {
+  type Message,
+  toMessageView,
+  UPSTREAM_MESSAGE_DEFAULTS,
+} from "../messages/message.ts";
+import { recordMessageUpdated } from "../messages/message_service.ts";
+import { recordEvent } from "../events/event_service.ts";
 import { parseDetails } from "../messages/message_details.ts";
 import { touchContactLastMessage } from "../messages/send_repo.ts";
 import { toE164 } from "../phones/phone.ts";
@@ -94,6 +100,7 @@ export async function applyEditOrRevoke(
       details: toJson(details),
       updatedAt: atIso,
     });
+    await recordMessageUpdated(trx, channel.accountId, original.id, at);
     return null;
   }
   const edits = details.edits ?? [];
@@ -117,6 +124,7 @@ export async function applyEditOrRevoke(
     messageId: original.id,
     preview: previewOf(original.type, content),
   });
+  await recordMessageUpdated(trx, channel.accountId, original.id, at);
   return null;
 }
 
@@ -222,7 +230,7 @@ export async function applyEcho(
   const { type, content, media } = inboundContent(echo);
   const nowIso = toDbTime(now);
   const id = newId(now.getTime());
-  await insertMessage(trx, {
+  const message: Message = {
     id,
     accountId: channel.accountId,
     conversationId: conversation.id,
@@ -242,6 +250,13 @@ export async function applyEcho(
     details: {},
     createdAt: nowIso,
     updatedAt: nowIso,
+  };
+  await insertMessage(trx, message);
+  await recordEvent(trx, {
+    accountId: channel.accountId,
+    type: "message.created",
+    data: toMessageView(message),
+    createdAt: now,
   });
   if (media) {
     await queueInboundMedia(trx, channel, { messageId: id, media, now });

@@ -13,7 +13,15 @@ import {
 import { contentDisposition } from "../../storage/content_disposition.ts";
 import { findChannelById } from "../channels/channel_repo.ts";
 import { channelAccessToken } from "../channels/channel_service.ts";
-import { setMessageMedia } from "../messages/message_repo.ts";
+import {
+  findAccountMessage,
+  setMessageMedia,
+  updateMessageDetails,
+} from "../messages/message_repo.ts";
+import { recordMessageUpdated } from "../messages/message_service.ts";
+import { toJson } from "../../db/json.ts";
+import type { Viewer } from "../conversations/conversation.ts";
+import { seesConversation } from "../conversations/conversation_service.ts";
 import {
   findAccountMedia,
   findAccountMediaByKey,
@@ -132,19 +140,43 @@ export async function downloadInboundMedia(
         mediaKey: media.storage_key,
         now,
       });
+      await recordMessageUpdated(
+        trx,
+        media.account_id,
+        media.message_id,
+        deps.clock.now(),
+      );
     }
   });
 }
 
-/** Marks a media download failed for good with the error's message. */
+/**
+ * Marks a media download failed for good with the error's message; its
+ * message shows `mediaError` from then on (and the panel hears of it).
+ */
 export async function failInboundMedia(
   deps: Pick<MediaDeps, "db" | "clock">,
   mediaId: string,
   err: unknown,
 ): Promise<void> {
-  await markMediaFailed(deps.db, mediaId, {
-    error: err instanceof Error ? err.message : String(err),
-    now: toDbTime(deps.clock.now()),
+  const error = err instanceof Error ? err.message : String(err);
+  const at = deps.clock.now();
+  const now = toDbTime(at);
+  await deps.db.transaction().execute(async (trx) => {
+    await markMediaFailed(trx, mediaId, { error, now });
+    const media = await findMediaById(trx, mediaId);
+    if (!media?.message_id) return;
+    const message = await findAccountMessage(
+      trx,
+      media.account_id,
+      media.message_id,
+    );
+    if (!message) return;
+    await updateMessageDetails(trx, message.id, {
+      details: toJson({ ...message.details, mediaError: error }),
+      updatedAt: now,
+    });
+    await recordMessageUpdated(trx, media.account_id, message.id, at);
   });
 }
 
@@ -193,29 +225,107 @@ async function signOwnUrl(deps: MediaDeps, mediaId: string): Promise<string> {
   });
 }
 
-/** The media descriptor with a short-lived signed URL; another account's media is not found. */
+/**
+ * The media of the viewer's account that it may see: an `assigned` agent,
+ * only the media of messages in its conversations.
+ */
+export async function visibleMedia(
+  deps: { db: Db },
+  viewer: Viewer,
+  media: MediaRow | undefined,
+): Promise<MediaRow | undefined> {
+  if (!media || viewer.onlyAssignedTo === undefined) return media;
+  const message = media.message_id
+    ? await findAccountMessage(deps.db, viewer.accountId, media.message_id)
+    : undefined;
+  return message &&
+      await seesConversation(deps, viewer, message.conversationId)
+    ? media
+    : undefined;
+}
+
+/** The media descriptor with a short-lived signed URL; another account's media (or one the viewer does not see) is not found. */
 export async function getMediaDescriptor(
   deps: MediaDeps,
-  accountId: string,
+  viewer: Viewer,
   id: string,
 ): Promise<MediaDescriptor> {
-  return await describe(
-    deps,
-    await findAccountMedia(deps.db, accountId, id),
-    id,
-  );
+  const media = await findAccountMedia(deps.db, viewer.accountId, id);
+  return await describe(deps, await visibleMedia(deps, viewer, media), id);
 }
 
 /** Same by object-storage key; the key must begin with the caller's account id. */
 export async function getMediaDescriptorByKey(
   deps: MediaDeps,
-  accountId: string,
+  viewer: Viewer,
   key: string,
 ): Promise<MediaDescriptor> {
-  const media = key.startsWith(`${accountId}/`)
-    ? await findAccountMediaByKey(deps.db, accountId, key)
+  const media = key.startsWith(`${viewer.accountId}/`)
+    ? await findAccountMediaByKey(deps.db, viewer.accountId, key)
     : undefined;
-  return await describe(deps, media, key);
+  return await describe(deps, await visibleMedia(deps, viewer, media), key);
+}
+
+/** Raster images, audio and video: shown inline; anything else is a download in a sandbox. */
+export function isInlineMedia(mimeType: string): boolean {
+  const type = mimeType.split(";")[0]!.trim().toLowerCase();
+  return /^image\/(jpeg|png|gif|webp|avif|bmp)$/.test(type) ||
+    /^(audio|video)\/[\w.+-]+$/.test(type);
+}
+
+/** An open media file with what its response headers need. */
+export interface OpenedMedia {
+  body: ReadableStream<Uint8Array>;
+  size: number;
+  mimeType: string;
+  fileName: string;
+  /** `inline` for isInlineMedia, else `attachment`, with the file name. */
+  disposition: string;
+  /** Whether to add `Content-Security-Policy: sandbox` (anything but inline media). */
+  sandbox: boolean;
+}
+
+function opened(
+  media: MediaRow,
+  blob: { body: ReadableStream<Uint8Array>; size: number },
+): OpenedMedia {
+  const inline = isInlineMedia(media.mime_type);
+  const attachment = contentDisposition(media.file_name);
+  return {
+    body: blob.body,
+    size: blob.size,
+    mimeType: media.mime_type,
+    fileName: media.file_name,
+    disposition: inline
+      ? attachment.replace(/^attachment/, "inline")
+      : attachment,
+    sandbox: !inline,
+  };
+}
+
+/**
+ * The bytes of a stored media the viewer may see, from the store itself
+ * (disk or S3), for the panel's same-origin media URLs; MEDIA_NOT_FOUND
+ * when it is not stored or not visible. The caller must consume or cancel
+ * `body`.
+ */
+export async function openVisibleMedia(
+  deps: MediaDeps,
+  viewer: Viewer,
+  id: string,
+): Promise<OpenedMedia> {
+  const media = await visibleMedia(
+    deps,
+    viewer,
+    await findAccountMedia(deps.db, viewer.accountId, id),
+  );
+  const blob = media?.status === "stored"
+    ? await deps.blobs.open(media.storage_key)
+    : null;
+  if (!media || !blob) {
+    throw new AppError("MEDIA_NOT_FOUND", `Cannot find media "${id}"`);
+  }
+  return opened(media, blob);
 }
 
 /** Streams the bytes behind a URL this server signed (disk store); the caller must consume or cancel `body`. */
@@ -226,14 +336,7 @@ export async function openSignedMedia(
     expires: string | undefined;
     signature: string | undefined;
   },
-): Promise<
-  {
-    body: ReadableStream<Uint8Array>;
-    size: number;
-    mimeType: string;
-    disposition: string;
-  }
-> {
+): Promise<OpenedMedia> {
   const check = await verifyMediaSignature(deps.config.secretKey!, {
     mediaId: input.mediaId,
     expires: input.expires,
@@ -258,10 +361,5 @@ export async function openSignedMedia(
       `Cannot find media "${input.mediaId}"`,
     );
   }
-  return {
-    body: blob.body,
-    size: blob.size,
-    mimeType: media.mime_type,
-    disposition: contentDisposition(media.file_name),
-  };
+  return opened(media, blob);
 }

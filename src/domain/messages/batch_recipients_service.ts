@@ -164,6 +164,15 @@ export class BatchRecipients {
    * order. Returns the last messages of the conversations that existed
    * before, which the caller records on them.
    */
+  /**
+   * Adds an item's own event (its message.created) after the contact and
+   * conversation events it caused, so the batch's events are in the order
+   * the same sends one by one would write them.
+   */
+  addEvent(event: Omit<NewEvent, "accountId">): void {
+    this.#events.push(event);
+  }
+
   async write(trx: Executor, last: readonly LastMessage[]): Promise<{
     existing: LastMessage[];
     existingContactIds: string[];

@@ -65,6 +65,7 @@ export interface MessageView extends
     | "clientRef"
     | "mediaId"
     | "mediaKey"
+    | "agentId"
     | "createdAt"
   > {
   /** The channel id, or null when the channel was deleted. */
@@ -82,6 +83,8 @@ export interface MessageView extends
   edits: { previousContent: object; editedAt: string }[];
   /** When the customer deleted it for everyone; the content is kept. */
   deletedAt: string | null;
+  /** Why its media could not be downloaded, for good (mediaId stays null); null otherwise. */
+  mediaError: string | null;
 }
 
 /** The queue lane of an outbound message: live sends go before batch ones. */
@@ -119,6 +122,8 @@ export interface Message {
   /** When upstream says the message was sent (received messages and echoes). */
   upstreamAt: string | null;
   details: MessageDetails;
+  /** The agent that sent it (user token or panel session); null for API keys and upstream. */
+  agentId: string | null;
   createdAt: string;
   updatedAt: string;
 }
@@ -131,6 +136,7 @@ export const UPSTREAM_MESSAGE_DEFAULTS = {
   mediaId: null,
   mediaKey: null,
   lane: "live",
+  agentId: null,
 } as const;
 
 /**
@@ -194,6 +200,7 @@ export function toMessageView(message: Message): MessageView {
     clientRef: message.clientRef,
     mediaId: message.mediaId,
     mediaKey: message.mediaKey,
+    agentId: message.agentId,
     ...detailsView(
       message.contextWaMessageId,
       message.details,

@@ -31,6 +31,8 @@ export interface MessageDetails {
   referral?: Referral;
   edits?: MessageEdit[];
   deletedAt?: string;
+  /** Why its media could not be copied from upstream, for good. */
+  mediaError?: string;
 }
 
 export function parseDetails(text: string | null): MessageDetails {
@@ -80,5 +82,6 @@ export function detailsView(
       editedAt: e.editedAt,
     })),
     deletedAt: d.deletedAt ?? null,
+    mediaError: d.mediaError ?? null,
   };
 }

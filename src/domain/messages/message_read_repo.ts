@@ -32,6 +32,34 @@ export function conversationMessagesQuery(
     .limit(input.limit);
 }
 
+/**
+ * A conversation's newest messages (created_at desc, id desc), before the
+ * keyset position when given: the panel opens a thread at its end and
+ * pages back. Reads messages_conversation_idx backwards.
+ */
+export async function latestConversationMessages(
+  db: Executor,
+  input: {
+    accountId: string;
+    conversationId: string;
+    before?: CursorPosition;
+    limit: number;
+  },
+): Promise<Message[]> {
+  let query = db.selectFrom("messages").selectAll()
+    .where("conversation_id", "=", input.conversationId)
+    .where("account_id", "=", input.accountId);
+  const before = input.before;
+  if (before) {
+    query = query.where((eb) =>
+      eb(eb.refTuple("created_at", "id"), "<", eb.tuple(before.at, before.id))
+    );
+  }
+  const rows = await query.orderBy("created_at", "desc").orderBy("id", "desc")
+    .limit(input.limit).execute();
+  return rows.map(toMessage);
+}
+
 export async function listConversationMessages(
   db: Executor,
   input: ConversationMessagesInput,

@@ -243,6 +243,7 @@ export function toMessageRow(message: Message): MessageRow {
     details: Object.keys(message.details).length
       ? toJson(message.details)
       : null,
+    agent_id: message.agentId,
     created_at: message.createdAt,
     updated_at: message.updatedAt,
   };
@@ -282,6 +283,7 @@ export function toMessage(row: MessageRow): Message {
     contextWaMessageId: row.context_wa_message_id,
     upstreamAt: row.upstream_timestamp,
     details: parseDetails(row.details),
+    agentId: row.agent_id,
     createdAt: row.created_at,
     updatedAt: row.updated_at,
   };

@@ -1,17 +1,41 @@
-import type { Db } from "../../db/schema.ts";
+import type { Db, Executor } from "../../db/schema.ts";
+import { recordEvent } from "../events/event_service.ts";
 import { AppError } from "../../errors.ts";
 import { findAccountMessage } from "./message_repo.ts";
 import { type MessageView, toMessageView } from "./message.ts";
+import type { Viewer } from "../conversations/conversation.ts";
+import { seesConversation } from "../conversations/conversation_service.ts";
 
-/** One message of the account, as GET /messages/:id shows it. */
+/** One message the viewer may see (its conversation's visibility), as GET /messages/:id shows it. */
 export async function getMessage(
   deps: { db: Db },
-  accountId: string,
+  viewer: Viewer,
   id: string,
 ): Promise<MessageView> {
-  const row = await findAccountMessage(deps.db, accountId, id);
-  if (!row) {
+  const row = await findAccountMessage(deps.db, viewer.accountId, id);
+  if (!row || !await seesConversation(deps, viewer, row.conversationId)) {
     throw new AppError("MESSAGE_NOT_FOUND", `Cannot find message "${id}"`);
   }
   return toMessageView(row);
+}
+
+/**
+ * Records an internal `message.updated` event (the panel's stream only)
+ * with the message as now stored, in the caller's transaction: a
+ * customer's edit or deletion, its media stored or failed.
+ */
+export async function recordMessageUpdated(
+  trx: Executor,
+  accountId: string,
+  messageId: string,
+  at: Date,
+): Promise<void> {
+  const row = await findAccountMessage(trx, accountId, messageId);
+  if (!row) return;
+  await recordEvent(trx, {
+    accountId,
+    type: "message.updated",
+    data: toMessageView(row),
+    createdAt: at,
+  });
 }

@@ -148,6 +148,41 @@ export function contentOf(input: SendMessageInput): Record<string, unknown> {
   ]!;
 }
 
+/** What an agent (user token or panel session) may send: its messages carry origin "panel". */
+export const AGENT_SEND_TYPES: readonly SendType[] = [
+  "text",
+  "template",
+  "reaction",
+  "image",
+  "video",
+  "audio",
+  "document",
+];
+
+/**
+ * Why an agent may not send this message, or null when it may: text,
+ * templates, reactions and media by link, without `metadata` (an agent's
+ * messages always carry origin "panel" and its id).
+ */
+export function agentSendProblem(input: SendMessageInput): string | null {
+  if (!AGENT_SEND_TYPES.includes(input.type)) {
+    return `Agents cannot send "${input.type}" messages: only ${
+      AGENT_SEND_TYPES.join(", ")
+    }`;
+  }
+  if (input.metadata !== undefined) {
+    return 'Agents cannot set "metadata": their messages carry origin "panel" and the agent\'s id';
+  }
+  const media = contentOf(input) as { id?: unknown };
+  if (
+    input.type !== "text" && input.type !== "template" &&
+    input.type !== "reaction" && media.id !== undefined
+  ) {
+    return `Agents send media by "link", not by upstream "id"`;
+  }
+  return null;
+}
+
 /** Free-form messages need an open service window; templates do not. */
 export function needsServiceWindow(type: SendType | string): boolean {
   return type !== "template";

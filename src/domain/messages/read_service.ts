@@ -8,7 +8,12 @@ import { type GraphApi, UpstreamError } from "../../upstream/graph_api.ts";
 import { findChannel } from "../channels/channel_repo.ts";
 import { channelAccessToken } from "../channels/channel_service.ts";
 import { findConversation } from "../conversations/conversation_repo.ts";
-import { resetUnread } from "../conversations/conversation_service.ts";
+import {
+  resetUnread,
+  seesConversation,
+} from "../conversations/conversation_service.ts";
+import type { Viewer } from "../conversations/conversation.ts";
+import { recordEvent } from "../events/event_service.ts";
 import {
   findAccountMessageByWamid,
   latestInboundWithWamid,
@@ -48,10 +53,10 @@ const ANCHOR_MAX_AGE_MS = 30 * 24 * 60 * 60 * 1000;
 
 async function requireConversation(
   deps: ReadDeps,
-  accountId: string,
+  viewer: Viewer,
   id: string,
 ) {
-  const conversation = await findConversation(deps.db, { accountId }, id);
+  const conversation = await findConversation(deps.db, viewer, id);
   if (!conversation) {
     throw new AppError(
       "CONVERSATION_NOT_FOUND",
@@ -94,18 +99,41 @@ async function callMarkRead(
   }
 }
 
-/** Resets the unread count and sends a read receipt for the newest inbound message with an upstream id. */
-export async function markConversationRead(
+/**
+ * Resets the unread count; when it was not 0, records an internal
+ * `conversation.read` event (the panel's other tabs and agents hear of it)
+ * in the same transaction.
+ */
+async function markRead(
   deps: ReadDeps,
   accountId: string,
   conversationId: string,
+): Promise<void> {
+  const at = deps.clock.now();
+  await deps.db.transaction().execute(async (trx) => {
+    if (!await resetUnread(trx, conversationId)) return;
+    await recordEvent(trx, {
+      accountId,
+      type: "conversation.read",
+      data: { conversationId, unreadCount: 0 },
+      createdAt: at,
+    });
+  });
+}
+
+/** Resets the unread count and sends a read receipt for the newest inbound message with an upstream id. */
+export async function markConversationRead(
+  deps: ReadDeps,
+  viewer: Viewer,
+  conversationId: string,
 ): Promise<ReadResult> {
+  const { accountId } = viewer;
   const conversation = await requireConversation(
     deps,
-    accountId,
+    viewer,
     conversationId,
   );
-  await resetUnread(deps.db, conversation.id);
+  await markRead(deps, accountId, conversation.id);
   const latest = await latestInboundWithWamid(deps.db, conversation.id);
   if (!latest || !conversation.phoneNumberId) {
     return {
@@ -131,19 +159,23 @@ export async function markConversationRead(
 /** Marks one inbound message read by its upstream id (404 when unknown or outbound). */
 export async function markMessageRead(
   deps: ReadDeps,
-  accountId: string,
+  viewer: Viewer,
   wamid: string,
 ): Promise<ReadResult> {
+  const { accountId } = viewer;
   const message = await findAccountMessageByWamid(deps.db, accountId, wamid, {
     direction: "inbound",
   });
-  if (!message) {
+  if (
+    !message ||
+    !await seesConversation(deps, viewer, message.conversation_id)
+  ) {
     throw new AppError(
       "MESSAGE_NOT_FOUND",
       `Cannot find inbound message with waMessageId "${wamid}"`,
     );
   }
-  await resetUnread(deps.db, message.conversation_id);
+  await markRead(deps, accountId, message.conversation_id);
   if (!message.channel_id) {
     return {
       conversationId: message.conversation_id,
@@ -168,13 +200,14 @@ export async function markMessageRead(
 /** Shows the typing indicator (anchored on the newest inbound message); `off` is a no-op upstream. */
 export async function setTyping(
   deps: ReadDeps,
-  accountId: string,
+  viewer: Viewer,
   conversationId: string,
   status: "on" | "off",
 ): Promise<TypingResult> {
+  const { accountId } = viewer;
   const conversation = await requireConversation(
     deps,
-    accountId,
+    viewer,
     conversationId,
   );
   const base = { conversationId, status };

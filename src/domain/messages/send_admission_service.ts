@@ -28,6 +28,19 @@ export interface SendContext {
   lane: Lane;
   /** Cached channels and templates (the container's); without it each send reads them. */
   lookups?: LookupCache | undefined;
+  /**
+   * The agent sending (user token or panel session): the message must go to
+   * a conversation it can see on the channel, else CONVERSATION_NOT_FOUND;
+   * undefined for an API key.
+   */
+  agent?: SendingAgent | undefined;
+}
+
+/** An agent as a send sees it. */
+export interface SendingAgent {
+  id: string;
+  /** "assigned": only conversations assigned to it. */
+  visibility: "all" | "assigned";
 }
 
 /** A rule refused the message; nothing of it was written. */
@@ -155,7 +168,16 @@ export async function admit(
   input: SendMessageInput,
   options: { respectOptOut: boolean },
 ): Promise<Admitted | "opted_out"> {
-  const channel = await channelFor(trx, ctx, input.phoneNumberId);
+  const channel = await channelFor(trx, ctx, input.phoneNumberId).catch(
+    (err) => {
+      // An agent sees no other account's channel, nor a missing one: 404.
+      if (
+        ctx.agent && err instanceof SendRejected &&
+        err.code === "INVALID_CHANNEL"
+      ) notVisible(input.to);
+      throw err;
+    },
+  );
   const { userId, phone, to } = recipientOf(input);
   // The contact and its conversation on the channel: one statement.
   const found = await findContactOnChannel(trx, {
@@ -169,6 +191,13 @@ export async function admit(
     return "opted_out";
   }
   const conversation = found?.conversation;
+  if (ctx.agent) {
+    // An agent answers its conversations: it never starts one.
+    const visible = conversation &&
+      (ctx.agent.visibility === "all" ||
+        conversation.assignedTo === ctx.agent.id);
+    if (!visible) notVisible(to);
+  }
   await checkRules(trx, ctx, input, { channel, to, conversation });
   // Both were looked up above, in this transaction: what is missing is created.
   const contact = existing ??
@@ -189,6 +218,13 @@ export async function admit(
         now: ctx.now,
       })).conversation,
   };
+}
+
+function notVisible(to: string): never {
+  reject(
+    "CONVERSATION_NOT_FOUND",
+    `Cannot send message: no conversation with "${to}" on this channel that this agent can see`,
+  );
 }
 
 /** Who a send goes to: a BSUID, or a phone number read as E.164 (else INVALID_PHONE). */

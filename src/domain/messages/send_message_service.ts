@@ -7,7 +7,8 @@ import type { LookupCache } from "../../db/lookup_cache.ts";
 import { AppError } from "../../errors.ts";
 import { PRIORITY } from "../../jobs/queue.ts";
 import { runIdempotent } from "../idempotency/idempotency_service.ts";
-import { parseSendMessage } from "./outbound.ts";
+import { agentSendProblem, parseSendMessage } from "./outbound.ts";
+import type { SendingAgent } from "./send_admission_service.ts";
 import {
   acceptBatch,
   type AcceptedMessage,
@@ -32,6 +33,8 @@ export interface SendRequest<B> {
   accountId: string;
   idempotencyKey: string | undefined;
   body: B;
+  /** The agent sending, when it is one (see SendContext.agent). */
+  agent?: SendingAgent | undefined;
 }
 
 /** What POST /messages answers: the accepted message, or the replay of the first answer. */
@@ -59,6 +62,8 @@ export async function sendMessage(
     });
   }
   const input = parsed.value;
+  const refused = request.agent && agentSendProblem(input);
+  if (refused) throw new AppError("INSUFFICIENT_SCOPE", refused);
   const result = await runIdempotent(deps, {
     accountId: request.accountId,
     key: request.idempotencyKey,
@@ -70,6 +75,7 @@ export async function sendMessage(
       deps,
       request.accountId,
       input,
+      request.agent,
     );
     return { status: 201, data };
   }, LIVE);

@@ -40,7 +40,7 @@ export function outboundMessage(
     waMessageId: null,
     errorCode: null,
     errorMessage: null,
-    origin: input.metadata?.origin ?? "external_api",
+    origin: ctx.agent ? "panel" : input.metadata?.origin ?? "external_api",
     sentByAi: Boolean(input.metadata?.sentByAi),
     campaignId: input.metadata?.campaignId ?? null,
     clientRef: input.clientRef ?? null,
@@ -50,6 +50,7 @@ export function outboundMessage(
     contextWaMessageId: null,
     upstreamAt: null,
     details: {},
+    agentId: ctx.agent?.id ?? null,
     createdAt: nowIso,
     updatedAt: nowIso,
   };

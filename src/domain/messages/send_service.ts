@@ -17,7 +17,8 @@ import {
   previewOf,
 } from "./outbound.ts";
 import { insertMessage, insertMessages } from "./message_repo.ts";
-import type { Message } from "./message.ts";
+import { type Message, toMessageView } from "./message.ts";
+import { recordEvent } from "../events/event_service.ts";
 import {
   touchContactLastMessage,
   touchContactsLastMessage,
@@ -27,6 +28,7 @@ import {
   type Admitted,
   recipientOf,
   type SendContext,
+  type SendingAgent,
   SendRejected,
 } from "./send_admission_service.ts";
 import {
@@ -69,6 +71,17 @@ function buildMessage(
   };
 }
 
+/** The internal `message.created` event of an accepted message (the panel's stream only). */
+function createdEvent(row: Message) {
+  return {
+    accountId: row.accountId,
+    type: "message.created" as const,
+    data: toMessageView(row),
+    createdAt: row.createdAt,
+    lane: row.lane,
+  };
+}
+
 /** Records a queued message as its conversation's and contact's last message. */
 async function recordLast(
   trx: Executor,
@@ -95,17 +108,20 @@ export async function acceptMessage(
   deps: AcceptDeps,
   accountId: string,
   input: SendMessageInput,
+  agent?: SendingAgent,
 ): Promise<AcceptedMessage> {
   const ctx: SendContext = {
     accountId,
     now: deps.clock.now(),
     lane: "live",
     lookups: deps.lookups,
+    agent,
   };
   const to = await admit(trx, ctx, input, { respectOptOut: false });
   if (to === "opted_out") throw new Error("Unreachable: opt-out not asked");
   const { row, last } = buildMessage(ctx, input, to);
   await insertMessage(trx, row);
+  await recordEvent(trx, createdEvent(row));
   await recordLast(trx, ctx, last);
   // Compiled once; sendMessage wakes the live pool after the commit.
   await enqueueCompiled(trx, sendJobs([row], "live")[0]!, ctx.now);
@@ -200,6 +216,7 @@ export async function acceptBatch(
       lastOf.set(last.conversationId, last);
       runAt.set(row.id, dueAt);
       rows.push(row);
+      recipients.addEvent(createdEvent(row));
       const { conversationId: _c, direction: _d, ...message } = accepted(row);
       items.push({ index, clientRef, result: "queued", message });
     } catch (err) {

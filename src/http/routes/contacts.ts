@@ -6,6 +6,7 @@ import {
   listContacts,
   updateContact,
 } from "../../domain/contacts/contact_service.ts";
+import { viewerOf } from "../../domain/conversations/conversation.ts";
 import type { AppEnv } from "../env.ts";
 import {
   COMMON_ERRORS,
@@ -37,7 +38,7 @@ const listContactsRoute = defineRoute("contacts:read", {
     200: pageEnvelope(ContactSchema, "One page of contacts"),
     ...COMMON_ERRORS,
   },
-});
+}, { agents: false });
 
 const getContactRoute = defineRoute("contacts:read", {
   method: "get",
@@ -96,7 +97,7 @@ export function contactRoutes(container: Container): OpenAPIHono<AppEnv> {
   });
   app.openapi(getContactRoute, async (c) => {
     const contact = await getContact(container, {
-      accountId: c.get("principal").accountId,
+      viewer: viewerOf(c.get("principal")),
       id: c.req.valid("param").id,
     });
     return ok(c, toContactResponse(contact));

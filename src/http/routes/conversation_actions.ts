@@ -4,6 +4,7 @@ import {
   markConversationRead,
   setTyping,
 } from "../../domain/messages/read_service.ts";
+import { viewerOf } from "../../domain/conversations/conversation.ts";
 import type { AppEnv } from "../env.ts";
 import {
   COMMON_ERRORS,
@@ -56,7 +57,7 @@ export function conversationActionRoutes(
     const { id } = c.req.valid("param");
     return ok(
       c,
-      await markConversationRead(container, c.get("principal").accountId, id),
+      await markConversationRead(container, viewerOf(c.get("principal")), id),
     );
   });
   app.openapi(typingRoute, async (c) => {
@@ -64,7 +65,7 @@ export function conversationActionRoutes(
     const { status } = c.req.valid("json");
     return ok(
       c,
-      await setTyping(container, c.get("principal").accountId, id, status),
+      await setTyping(container, viewerOf(c.get("principal")), id, status),
     );
   });
   return app;

@@ -4,6 +4,7 @@ import {
   getMediaDescriptor,
   getMediaDescriptorByKey,
 } from "../../domain/media/media_service.ts";
+import { viewerOf } from "../../domain/conversations/conversation.ts";
 import type { AppEnv } from "../env.ts";
 import {
   COMMON_ERRORS,
@@ -60,7 +61,7 @@ export function mediaRoutes(container: Container): OpenAPIHono<AppEnv> {
       c,
       await getMediaDescriptorByKey(
         container,
-        c.get("principal").accountId,
+        viewerOf(c.get("principal")),
         key,
       ),
     );
@@ -71,7 +72,7 @@ export function mediaRoutes(container: Container): OpenAPIHono<AppEnv> {
       c,
       await getMediaDescriptor(
         container,
-        c.get("principal").accountId,
+        viewerOf(c.get("principal")),
         id,
       ),
     );

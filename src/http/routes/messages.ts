@@ -8,6 +8,7 @@ import {
 } from "../../domain/messages/send_message_service.ts";
 import { getMessage } from "../../domain/messages/message_service.ts";
 import { markMessageRead } from "../../domain/messages/read_service.ts";
+import { viewerOf } from "../../domain/conversations/conversation.ts";
 import type { AppEnv } from "../env.ts";
 import {
   COMMON_ERRORS,
@@ -75,7 +76,7 @@ const batchRoute = defineRoute("messages:write", {
     ...COMMON_ERRORS,
     ...CONFLICT_ERROR,
   },
-});
+}, { agents: false });
 
 const getRoute = defineRoute("messages:read", {
   method: "get",
@@ -135,10 +136,14 @@ export function messageRoutes(container: Container): OpenAPIHono<AppEnv> {
   });
   app.openAPIRegistry.register("SendMessageRequest", SendMessageRequest);
   app.openapi(sendRoute, async (c) => {
+    const principal = c.get("principal");
     const result = await sendMessage(container, {
-      accountId: c.get("principal").accountId,
+      accountId: principal.accountId,
       idempotencyKey: idempotencyKey(c),
       body: await jsonOf(c),
+      ...(principal.kind === "agent" && {
+        agent: { id: principal.agentId, visibility: principal.visibility },
+      }),
     });
     if (result.replayed) c.header("Idempotent-Replayed", "true");
     return ok(c, result.data, { status: 201 });
@@ -154,7 +159,7 @@ export function messageRoutes(container: Container): OpenAPIHono<AppEnv> {
   });
   app.openapi(getRoute, async (c) => {
     const { id } = c.req.valid("param");
-    return ok(c, await getMessage(container, c.get("principal").accountId, id));
+    return ok(c, await getMessage(container, viewerOf(c.get("principal")), id));
   });
   app.openapi(readRoute, async (c) => {
     const { waMessageId } = c.req.valid("param");
@@ -162,7 +167,7 @@ export function messageRoutes(container: Container): OpenAPIHono<AppEnv> {
       c,
       await markMessageRead(
         container,
-        c.get("principal").accountId,
+        viewerOf(c.get("principal")),
         waMessageId,
       ),
     );

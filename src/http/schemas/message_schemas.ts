@@ -105,6 +105,10 @@ const MessageBase = z.object({
   clientRef: z.string().nullable(),
   mediaId: z.uuid().nullable(),
   mediaKey: z.string().nullable(),
+  agentId: z.uuid().nullable().openapi({
+    description:
+      "The agent that sent it (user token or panel session; origin panel), null otherwise",
+  }),
   context: z.object({
     waMessageId: z.string(),
     messageId: z.uuid().nullable().openapi({
@@ -135,6 +139,10 @@ const MessageBase = z.object({
   }),
   deletedAt: z.iso.datetime().nullable().openapi({
     description: "When the customer deleted the message for everyone",
+  }),
+  mediaError: z.string().nullable().openapi({
+    description:
+      "Why its media could not be downloaded from the upstream, for good (mediaId stays null); null while it downloads or once stored",
   }),
   createdAt: z.iso.datetime(),
 });

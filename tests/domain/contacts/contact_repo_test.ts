@@ -126,6 +126,7 @@ engineTest(
       {
         id: conversation.id,
         serviceWindowExpiresAt: conversation.serviceWindowExpiresAt,
+        assignedTo: null,
       },
     );
     // By BSUID, exactly; unknown numbers and other accounts find nothing.

@@ -37,6 +37,7 @@ function message(overrides: Partial<Message> = {}): Message {
     contextWaMessageId: "wamid.quoted",
     upstreamAt: "2026-11-20T11:59:00.000Z",
     details: { forwarded: true, contextMessageId: "msg_quoted" },
+    agentId: "agent_1",
     createdAt: "2026-11-20T12:00:00.000Z",
     updatedAt: "2026-11-20T12:00:01.000Z",
     ...overrides,

@@ -1,0 +1,65 @@
+// WhatsApp's formatting (*bold*, _italic_, ~strike~, `code`, ```monospace```)
+// and links, rendered as DOM nodes: text is only ever text, never HTML, and
+// a link is made only for http(s), opening without referrer or opener.
+import type { ComponentChildren } from "preact";
+
+const LINK = /\bhttps?:\/\/[^\s<>"'`]+[^\s<>"'`.,;:!?)\]]/gi;
+const INLINE = /(\*[^*\n]+\*|_[^_\n]+_|~[^~\n]+~|`[^`\n]+`)/;
+
+function links(text: string): ComponentChildren[] {
+  const out: ComponentChildren[] = [];
+  let last = 0;
+  for (const match of text.matchAll(LINK)) {
+    const url = match[0];
+    const at = match.index ?? 0;
+    if (at > last) out.push(text.slice(last, at));
+    let safe: URL | undefined;
+    try {
+      safe = new URL(url);
+    } catch { /* not a URL: text */ }
+    out.push(
+      safe && (safe.protocol === "https:" || safe.protocol === "http:")
+        ? (
+          <a href={safe.href} target="_blank" rel="noopener noreferrer">
+            {url}
+          </a>
+        )
+        : url,
+    );
+    last = at + url.length;
+  }
+  if (last < text.length) out.push(text.slice(last));
+  return out;
+}
+
+function inline(text: string): ComponentChildren[] {
+  const out: ComponentChildren[] = [];
+  for (const part of text.split(INLINE)) {
+    if (!part) continue;
+    const inner = part.slice(1, -1);
+    if (part.length > 2 && part.startsWith("*") && part.endsWith("*")) {
+      out.push(<strong>{inline(inner)}</strong>);
+    } else if (part.length > 2 && part.startsWith("_") && part.endsWith("_")) {
+      out.push(<em>{inline(inner)}</em>);
+    } else if (part.length > 2 && part.startsWith("~") && part.endsWith("~")) {
+      out.push(<s>{inline(inner)}</s>);
+    } else if (part.length > 2 && part.startsWith("`") && part.endsWith("`")) {
+      out.push(<code>{inner}</code>);
+    } else out.push(...links(part));
+  }
+  return out;
+}
+
+/** The nodes of a WhatsApp text. */
+export function Formatted({ text }: { text: string }) {
+  const blocks = text.split("```");
+  return (
+    <>
+      {blocks.map((block, i) =>
+        i % 2 === 1 && i < blocks.length - 1
+          ? <pre key={i}>{block}</pre>
+          : inline(i % 2 === 1 ? "```" + block : block)
+      )}
+    </>
+  );
+}
