@@ -16,6 +16,8 @@ import * as m0013 from "./0013_webhook_deliveries_lean_indexes.ts";
 import * as m0014 from "./0014_backlog_counted_per_insert.ts";
 import * as m0015 from "./0015_drop_conversations_contact_idx.ts";
 import * as m0016 from "./0016_webhook_batch_lane.ts";
+import * as m0018 from "./0018_meta_sync.ts";
+import * as m0019 from "./0019_job_holds.ts";
 
 export const migrations: Record<string, Migration> = {
   "0001_initial": m0001,
@@ -34,4 +36,6 @@ export const migrations: Record<string, Migration> = {
   "0014_backlog_counted_per_insert": m0014,
   "0015_drop_conversations_contact_idx": m0015,
   "0016_webhook_batch_lane": m0016,
+  "0018_meta_sync": m0018,
+  "0019_job_holds": m0019,
 };

@@ -39,9 +39,9 @@ engineTest(
   "a pending migration is applied, and the database is current only then",
   async (h) => {
     const db = h.container.db;
-    // Back to the schema before the last seven migrations, with queued batch
-    // sends for 0010 to count into its new table.
-    const pending = NAMES.slice(-7);
+    // Back to the schema before 0010, with queued batch sends for 0010 to
+    // count into its new table.
+    const pending = NAMES.slice(NAMES.indexOf("0010_channel_batch_backlog"));
     assert.deepEqual(pending, [
       "0010_channel_batch_backlog",
       "0011_drop_messages_inbound_idx",
@@ -50,6 +50,8 @@ engineTest(
       "0014_backlog_counted_per_insert",
       "0015_drop_conversations_contact_idx",
       "0016_webhook_batch_lane",
+      "0018_meta_sync",
+      "0019_job_holds",
     ]);
     await seedTemplate(h);
     const accepted = await db.transaction().execute((trx) =>
@@ -83,6 +85,7 @@ engineTest(
     await sql`create index jobs_ungrouped_idx on jobs (priority, run_at)
       where state in ('available', 'retryable') and group_key is null
         and priority in (8, 10)`.execute(db);
+    await undoMetaSync(db);
     for (const name of pending) {
       await sql`delete from kysely_migration where name = ${name}`.execute(db);
     }
@@ -118,6 +121,59 @@ engineTest(
     );
   },
 );
+
+/** The schema before 0018 and 0019 (their tables, columns and indexes gone). */
+async function undoMetaSync(db: Db): Promise<void> {
+  const columns: Record<string, string[]> = {
+    templates: [
+      "waba_id",
+      "source",
+      "meta_status",
+      "parameter_format",
+      "quality_score",
+      "rejected_reason",
+      "previous_category",
+      "correct_category",
+      "flagged_at",
+      "synced_at",
+      "status_event_at",
+      "quality_event_at",
+      "category_event_at",
+      "refresh_requested_at",
+    ],
+    channels: [
+      "throughput_level",
+      "messaging_limit",
+      "health_checked_at",
+      "on_biz_app",
+      "meta_status",
+      "name_status",
+      "status_reason",
+      "disconnected_by",
+      "restrictions",
+      "name_event_at",
+      "limit_event_at",
+    ],
+    jobs: ["hold_key", "held_since"],
+  };
+  for (
+    const index of [
+      "templates_waba_key_idx",
+      "channels_waba_idx",
+      "jobs_hold_idx",
+    ]
+  ) {
+    await sql`drop index ${sql.raw(index)}`.execute(db);
+  }
+  for (const [table, names] of Object.entries(columns)) {
+    for (const name of names) {
+      await sql`alter table ${sql.raw(table)} drop column ${sql.raw(name)}`
+        .execute(db);
+    }
+  }
+  await sql`drop table meta_events`.execute(db);
+  await sql`drop table wabas`.execute(db);
+}
 
 engineTest(
   "a database without the migration table is not current",
