@@ -8,6 +8,7 @@ import {
 } from "../../src/domain/templates/template_sync_service.ts";
 import { createTemplate } from "../../src/domain/templates/template_service.ts";
 import { UpstreamError } from "../../src/upstream/graph_api.ts";
+import { enqueue } from "../../src/jobs/queue.ts";
 import { metaTest, type MetaWorld } from "../_support/meta.ts";
 
 function sync(w: MetaWorld) {
@@ -215,6 +216,32 @@ metaTest(
       kept.status,
       "approved",
       "a template Meta never had is left alone",
+    );
+  },
+);
+
+metaTest(
+  "a sync job that Meta refuses fails naming Meta's code, and changes nothing",
+  async (w) => {
+    await sync(w);
+    const before = await w.templates();
+    await w.sim("/management/fail", { code: 190, path: "/message_templates" });
+    await enqueue(w.container.db, {
+      kind: "templates.sync",
+      payload: { wabaId: w.wabaId },
+    }, w.clock.now());
+    await w.settle();
+    const job = await w.container.db.selectFrom("jobs").selectAll()
+      .where("kind", "=", "templates.sync").executeTakeFirstOrThrow();
+    assert.equal(job.state, "discarded", "190 is not retried");
+    const [error] = JSON.parse(job.errors) as { error: string }[];
+    assert.match(
+      error!.error,
+      /\(Meta error 190\): the access token is invalid or expired/,
+    );
+    assert.deepEqual(
+      [...(await w.templates()).values()].map((r) => r.updated_at),
+      [...before.values()].map((r) => r.updated_at),
     );
   },
 );
