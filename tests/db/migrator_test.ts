@@ -56,6 +56,8 @@ engineTest(
       "0017_webhook_jobs_owned_groups",
       "0018_panel_agents",
       "0019_conversations_activity_idx",
+      "0020_meta_sync",
+      "0021_job_holds",
     ]);
     await seedTemplate(h);
     const accepted = await db.transaction().execute((trx) =>
@@ -103,6 +105,8 @@ engineTest(
       },
       { kind: "webhook.deliver", payload: {}, priority: 10, groupKey: "gone" },
     ], h.clock.now());
+    // The newest first.
+    await undoMetaSync(db);
     await sql`drop index conversations_activity_idx`.execute(db);
     await sql`drop table agent_sessions`.execute(db);
     await sql`drop table agent_login_links`.execute(db);
@@ -148,6 +152,59 @@ engineTest(
     );
   },
 );
+
+/** The schema before 0018 and 0019 (their tables, columns and indexes gone). */
+async function undoMetaSync(db: Db): Promise<void> {
+  const columns: Record<string, string[]> = {
+    templates: [
+      "waba_id",
+      "source",
+      "meta_status",
+      "parameter_format",
+      "quality_score",
+      "rejected_reason",
+      "previous_category",
+      "correct_category",
+      "flagged_at",
+      "synced_at",
+      "status_event_at",
+      "quality_event_at",
+      "category_event_at",
+      "refresh_requested_at",
+    ],
+    channels: [
+      "throughput_level",
+      "messaging_limit",
+      "health_checked_at",
+      "on_biz_app",
+      "meta_status",
+      "name_status",
+      "status_reason",
+      "disconnected_by",
+      "restrictions",
+      "name_event_at",
+      "limit_event_at",
+    ],
+    jobs: ["hold_key", "held_since"],
+  };
+  for (
+    const index of [
+      "templates_waba_key_idx",
+      "channels_waba_idx",
+      "jobs_hold_idx",
+    ]
+  ) {
+    await sql`drop index ${sql.raw(index)}`.execute(db);
+  }
+  for (const [table, names] of Object.entries(columns)) {
+    for (const name of names) {
+      await sql`alter table ${sql.raw(table)} drop column ${sql.raw(name)}`
+        .execute(db);
+    }
+  }
+  await sql`drop table meta_events`.execute(db);
+  await sql`drop table wabas`.execute(db);
+}
 
 engineTest(
   "a database without the migration table is not current",

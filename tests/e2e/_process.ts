@@ -40,6 +40,9 @@ const APP_ENV = new Set([
   "LOG_LEVEL",
   "BODY_LIMIT_BYTES",
   "SEND_RATE_PER_SECOND",
+  "SEND_RATE_MAX",
+  "TEMPLATE_SYNC_INTERVAL",
+  "META_APP_ID",
   "MEDIA_MAX_BYTES",
   "MEDIA_DOWNLOAD_HOSTS",
   "MEDIA_DOWNLOAD_ALLOW_PRIVATE_NETWORKS",
@@ -73,7 +76,9 @@ export function programCommand(
   };
 }
 
-function childEnv(env: Record<string, string>): Record<string, string> {
+export function childEnv(
+  env: Record<string, string>,
+): Record<string, string> {
   const out: Record<string, string> = {};
   for (const [k, v] of Object.entries(Deno.env.toObject())) {
     if (!APP_ENV.has(k)) out[k] = v;
