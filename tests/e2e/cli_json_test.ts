@@ -89,7 +89,7 @@ const ROWS: Array<[string, string[], number?]> = [
     "paused",
   ]],
   ["templates sync", ["templates", "sync", "--account", "acme"]],
-  // No PUBLIC_BASE_URL nor META_APP_SECRET here: receiving is blocked.
+  // No META_APP_SECRET here: receiving is blocked.
   ["doctor", ["doctor", "--account", "acme"], 1],
   ["agents create", ["agents", "create", "--account", "acme", "--name", "Ana"]],
   ["agents list", ["agents", "list", "--account", "acme"]],
@@ -205,7 +205,9 @@ Deno.test("every command of the usage prints JSON with --json", async () => {
       checks: { name: string; ok: boolean; fix: string | null }[];
     };
     const failed = doctor.checks.filter((c) => !c.ok).map((c) => c.name);
-    assert.ok(failed.includes("PUBLIC_BASE_URL"), JSON.stringify(doctor));
+    // No META_APP_SECRET here (PUBLIC_BASE_URL is set, for the login link).
+    assert.ok(failed.includes("META_APP_SECRET"), JSON.stringify(doctor));
+    assert.ok(!failed.includes("PUBLIC_BASE_URL"), JSON.stringify(doctor));
     assert.ok(doctor.checks.every((c) => c.ok || c.fix), "a fix for each");
     assert.deepEqual(outputs["agents revoke"], {
       id: (outputs["agents create"] as { id: string }).id,
