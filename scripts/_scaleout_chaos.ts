@@ -54,8 +54,8 @@ export async function killAt(
   await pause(at - nowMs(), signal);
   if (signal.aborted) return undefined;
   const victim = cluster.instances[0]!;
-  victim.server.proc.signal("SIGKILL");
   const event: KillEvent = { at: nowMs(), victim: victim.name };
+  victim.server.proc.signal("SIGKILL");
   try {
     event.running = await cluster.db.query(
       "select unique_key, locked_by from jobs where state = 'running' and kind = 'message.send'",

@@ -137,6 +137,8 @@ export interface EndView {
   recordedWamid?: Map<string, string | null>;
   /** Every send job: unique_key, locked_by, state, finalized_at. */
   sendJobs?: Row[];
+  /** Outbound messages by status ("sent": 1200, ...). */
+  statuses?: Record<string, number>;
   /** Every cron job: unique_key, state, attempt. */
   cronRows?: { unique_key: string; state: string; attempt: number }[];
   /** What could not be read, and why. */
@@ -167,6 +169,13 @@ export async function readEnd(
   );
   if (wamids) {
     view.recordedWamid = new Map(wamids.map((r) => [r.id, r.wa_message_id]));
+  }
+  const statuses = await read<{ status: string; n: number }[]>(
+    "the message statuses",
+    "select status, count(*) as n from messages where direction = 'outbound' group by status",
+  );
+  if (statuses) {
+    view.statuses = Object.fromEntries(statuses.map((r) => [r.status, r.n]));
   }
   if (opts.sendJobs) {
     view.sendJobs = await read<Row[]>(

@@ -108,7 +108,7 @@ export interface PhaseRun {
   status: "ok" | "wedged" | "deadline";
   notes: string[];
   settings: HarnessSettings;
-  /** Measured window [t0, t0 + duration]. */
+  /** Measured window [t0, windowEnd]: t0 + duration, or earlier when cut short. */
   t0: number;
   windowEnd: number;
   /** When the instances were up (for the cron ticks) and when the database was read. */
@@ -127,8 +127,18 @@ export interface PhaseRun {
   /** Send jobs at the end (unique_key, locked_by, state, finalized_at), in a kill phase. */
   sendJobs?: Row[];
   cronRows?: { unique_key: string; state: string; attempt: number }[];
+  /** Outbound messages by status at the end. */
+  statuses?: Record<string, number>;
   /** The instances' warnings and errors (LOG_LEVEL=warn). */
   serverLog?: LogFigures;
+}
+
+/**
+ * A phase's deadline: setup, its load, its drain, and the after-load
+ * checks; past it the phase stops waiting and reports "deadline".
+ */
+export function phaseBudgetMs(s: HarnessSettings): number {
+  return (120 + s.duration + s.drain + 90) * 1000;
 }
 
 /** Runs one phase; never hangs past its deadline, never throws for a fault of the program under test. */
@@ -138,8 +148,10 @@ export async function runPhase(
 ): Promise<PhaseRun> {
   const spec = PHASES[name];
   const abort = new AbortController();
-  const budgetMs = (120 + s.duration + s.drain + 90) * 1000;
-  const deadline = setTimeout(() => abort.abort("deadline"), budgetMs);
+  const deadline = setTimeout(
+    () => abort.abort("deadline"),
+    phaseBudgetMs(s),
+  );
   const notes: string[] = [];
   let cluster: Cluster | undefined;
   try {
@@ -174,7 +186,7 @@ export async function runPhase(
       : undefined;
     const sqldCpu0 = sqld ? cpuMs(sqld.pid) : 0;
     const t0 = nowMs();
-    const windowEnd = t0 + s.duration * 1000;
+    const plannedEnd = t0 + s.duration * 1000;
     s.log(`${name}: load for ${s.duration} s`);
     const load = startSteadyLoad(s.lbUrl, cluster.loadKey, s.apiRate);
     const limited = pause(1000).then(() =>
@@ -188,10 +200,12 @@ export async function runPhase(
       abort.signal,
     );
     const chaos = runChaos(name, cluster, t0, s, abort.signal);
-    while (nowMs() < windowEnd && !abort.signal.aborted) {
-      await pause(Math.min(1000, windowEnd - nowMs()), abort.signal);
+    while (nowMs() < plannedEnd && !abort.signal.aborted) {
+      await pause(Math.min(1000, plannedEnd - nowMs()), abort.signal);
       await log.poll();
     }
+    // Cut short by a wedge or the deadline, the window ends there.
+    const windowEnd = Math.min(plannedEnd, nowMs());
     const api = await load.stop();
     const events = await chaos;
     const campaign = await campaignDone;
@@ -241,6 +255,7 @@ export async function runPhase(
       recordedWamid: view.recordedWamid,
       sendJobs: view.sendJobs,
       cronRows: view.cronRows,
+      statuses: view.statuses,
     });
     await cluster.stopInstances();
     run.serverLog = logFigures(
@@ -260,7 +275,6 @@ export async function runPhase(
   } finally {
     clearTimeout(deadline);
     await cluster?.stop();
-    await setProxyTargets(s.lbUrl, []).catch(() => {});
   }
 }
 

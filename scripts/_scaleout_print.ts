@@ -28,9 +28,11 @@ export function formatPhase(
   const out: string[] = [];
   const line = (label: string, text: string) =>
     out.push(`  ${label.padEnd(15)} ${text}`);
-  out.push(
-    `== ${run.name}: ${run.title} (${s.duration} s measured; ${run.status})`,
-  );
+  const measured = (run.windowEnd - run.t0) / 1000;
+  const span = measured < s.duration - 0.5
+    ? `${measured.toFixed(1)} s of ${s.duration}`
+    : `${s.duration} s`;
+  out.push(`== ${run.name}: ${run.title} (${span} measured; ${run.status})`);
   for (const note of run.notes) line("note", note);
   const batchFails = c.samples.filter((x) => x.status !== 202).length;
   line(
@@ -59,6 +61,13 @@ export function formatPhase(
     "duplicates",
     `${f.dup.duplicates} (${f.dup.messages.length} messages); lost ${f.dup.lost}`,
   );
+  if (run.statuses) {
+    line(
+      "messages",
+      Object.entries(run.statuses).map(([k, v]) => `${v} ${k}`).join(", ") +
+        ` (${s.statuses} status callbacks per send)`,
+    );
+  }
   const kill = run.events.kill;
   if (kill && f.kill) {
     const k = f.kill;

@@ -14,9 +14,11 @@
  *   kill phase the recovery window is left out of both.
  * - The maximum in any 1 s window counts the sends with arrival times in
  *   (t - 1 s, t] for every t, the strict upstream's own rule.
- * - In flight at the kill: the victim's sends the upstream accepted before
- *   the kill whose wamid the database never recorded for their message (the
- *   victim died between Meta's answer and its record, or before the answer).
+ * - In flight at the kill: the victim's sends (the upstream accepted them;
+ *   the victim made them all before it died, whenever the upstream read
+ *   them) whose wamid the database never recorded for their message: the
+ *   victim died between the upstream's answer and its record, or before the
+ *   answer.
  *   Those are the only sends a rescue may repeat without a fault elsewhere.
  * - The victim's held jobs: send jobs running when it was killed under a
  *   worker (locked_by) that settled no send job after the kill, i.e. not a
@@ -222,7 +224,9 @@ export function killFigures(
   let oldestMs = 0;
   for (const [id, sends] of byMessage) {
     for (const s of sends) {
-      if (s.instance !== kill.victim || s.t > kill.at) continue;
+      // Every send of the victim left it before it died, even one the
+      // upstream read a moment after the kill signal: no time filter here.
+      if (s.instance !== kill.victim) continue;
       if (!recordedWamid || recordedWamid.get(id) === s.wamid) continue;
       inFlight.add(id);
       if (s.done > kill.at) unanswered++;

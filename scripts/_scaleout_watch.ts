@@ -12,6 +12,9 @@ const PROBE_EVERY_MS = 1_000;
 const PROBE_TIMEOUT_MS = 5_000;
 /** sqld CPU (% of one core) that, with writes timing out, means it spins instead of working. */
 const SPINNING_PCT = 100;
+/** Probe writes lost in a row that end a phase: with sqld spinning, and whatever it does. */
+const SPINNING_PROBES = 2;
+const STALLED_PROBES = 6;
 
 /** Resolves after `ms`, or at once when `signal` aborts (never rejects). */
 export function pause(ms: number, signal?: AbortSignal): Promise<void> {
@@ -97,9 +100,14 @@ export class SqldMonitor {
       const cpu = ((cpuMs(pid) - c0) * 100) / Math.max(1, nowMs() - t);
       this.probes.push({ t, ms: probe.ms });
       timeouts = probe.ms === Infinity ? timeouts + 1 : 0;
-      // Two writes lost in a row with sqld spinning, or three whatever it does:
-      // no write has gone through for 10-15 s (by default), the phase cannot go on.
-      if (timeouts >= 3 || (timeouts >= 2 && cpu > SPINNING_PCT)) {
+      // Two writes lost in a row with sqld spinning (the wedge), or six
+      // whatever it does: no write has gone through for 10 s, or 30 s (by
+      // default), the phase cannot go on. A machine so loaded that probes
+      // take seconds does not end a phase on its own.
+      if (
+        timeouts >= STALLED_PROBES ||
+        (timeouts >= SPINNING_PROBES && cpu > SPINNING_PCT)
+      ) {
         this.wedgedAt = t;
         this.wedgeNote =
           `${timeouts} probe writes in a row got no answer within ${

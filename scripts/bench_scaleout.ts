@@ -20,6 +20,7 @@
 import { parseArgs } from "node:util";
 import { machine } from "./_bench_load.ts";
 import { sqldBinary } from "../tests/_support/sqld.ts";
+import { within } from "../tests/e2e/_process.ts";
 import {
   type Helper,
   startHelper,
@@ -27,6 +28,7 @@ import {
 } from "./_scaleout_cluster.ts";
 import {
   type HarnessSettings,
+  phaseBudgetMs,
   type PhaseName,
   type PhaseRun,
   PHASES,
@@ -111,7 +113,15 @@ export async function runScaleout(
         continue;
       }
       try {
-        const run = await runPhase(name, settings);
+        // Every wait inside a phase is bounded; this is the backstop if one is not.
+        const run = await within(
+          runPhase(name, settings),
+          phaseBudgetMs(settings) + 180_000,
+          `phase ${name}`,
+        ).catch(async (err) => {
+          await stopAllClusters();
+          throw err;
+        });
         if (opts.dump) await dumpRun(opts.dump, run);
         const figures = phaseFigures(run);
         const checks = phaseChecks(run, figures);
@@ -199,6 +209,7 @@ if (import.meta.main) {
   if (needsSqld && !sqldBinary()) {
     await new Deno.Command(Deno.execPath(), {
       args: ["run", "-A", "scripts/ensure_tools.ts"],
+      cwd: new URL("../", import.meta.url).pathname,
       stdout: "inherit",
       stderr: "inherit",
     }).output();

@@ -160,7 +160,8 @@ Deno.test("the sqld monitor calls a phase off once writes stop coming back, and 
   await monitor.stop();
   assert.equal(abort.signal.reason, "wedged");
   assert.ok(monitor.wedgedAt);
-  assert.ok(monitor.probes.length >= 2 && monitor.probes.length <= 3);
+  // Six in a row with sqld idle; two would do if it spun (this process is not sqld and barely runs).
+  assert.ok(monitor.probes.length >= 2 && monitor.probes.length <= 6);
   assert.ok(monitor.probes.every((p) => p.ms === Infinity));
   assert.match(monitor.wedgeNote, /probe writes in a row got no answer/);
 

@@ -106,7 +106,8 @@ Deno.test("in flight at a kill: the victim's accepted sends whose wamid the data
     send(900, "unrecorded"),
     send(990, "late-answer", { done: 1_010 }),
     send(950, "other-instance", { instance: "b" }),
-    send(1_500, "after-kill"),
+    // Written by the victim as it died, read by the upstream just after the signal.
+    send(1_002, "read-after-kill", { done: 1_003 }),
     send(1_200, "unrecorded", { instance: "b", attempt: 2 }),
     send(1_300, "other-instance", { instance: "c", attempt: 2 }),
   ];
@@ -122,8 +123,12 @@ Deno.test("in flight at a kill: the victim's accepted sends whose wamid the data
     { messageId: "unrecorded", settledAt: 1_250 },
     { messageId: "late-answer", settledAt: 4_000 },
   ]);
-  assert.deepEqual([...f.inFlight].sort(), ["late-answer", "unrecorded"]);
-  assert.equal(f.unanswered, 1);
+  assert.deepEqual([...f.inFlight].sort(), [
+    "late-answer",
+    "read-after-kill",
+    "unrecorded",
+  ]);
+  assert.equal(f.unanswered, 2);
   assert.equal(f.oldestMs, 100);
   // "other-instance" was sent twice but the survivor b had recorded it: a fault outside the kill.
   assert.equal(f.duplicatesOutside, 1);
