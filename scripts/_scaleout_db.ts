@@ -135,6 +135,8 @@ export async function pendingSendJobs(
 export interface EndView {
   /** Each outbound message's recorded wamid. */
   recordedWamid?: Map<string, string | null>;
+  /** Outbound messages still queued. */
+  stillQueued?: Set<string>;
   /** Every send job: unique_key, locked_by, state, finalized_at. */
   sendJobs?: Row[];
   /** Outbound messages by status ("sent": 1200, ...). */
@@ -163,19 +165,21 @@ export async function readEnd(
       return undefined;
     }
   };
-  const wamids = await read<{ id: string; wa_message_id: string | null }[]>(
+  const messages = await read<
+    { id: string; wa_message_id: string | null; status: string }[]
+  >(
     "the messages",
-    "select id, wa_message_id from messages where direction = 'outbound'",
+    "select id, wa_message_id, status from messages where direction = 'outbound'",
   );
-  if (wamids) {
-    view.recordedWamid = new Map(wamids.map((r) => [r.id, r.wa_message_id]));
-  }
-  const statuses = await read<{ status: string; n: number }[]>(
-    "the message statuses",
-    "select status, count(*) as n from messages where direction = 'outbound' group by status",
-  );
-  if (statuses) {
-    view.statuses = Object.fromEntries(statuses.map((r) => [r.status, r.n]));
+  if (messages) {
+    view.recordedWamid = new Map(messages.map((r) => [r.id, r.wa_message_id]));
+    view.stillQueued = new Set(
+      messages.filter((r) => r.status === "queued").map((r) => r.id),
+    );
+    view.statuses = {};
+    for (const r of messages) {
+      view.statuses[r.status] = (view.statuses[r.status] ?? 0) + 1;
+    }
   }
   if (opts.sendJobs) {
     view.sendJobs = await read<Row[]>(

@@ -127,6 +127,8 @@ export interface PhaseRun {
   /** Send jobs at the end (unique_key, locked_by, state, finalized_at), in a kill phase. */
   sendJobs?: Row[];
   cronRows?: { unique_key: string; state: string; attempt: number }[];
+  /** Outbound messages still queued at the end. */
+  stillQueued?: Set<string>;
   /** Outbound messages by status at the end. */
   statuses?: Record<string, number>;
   /** The instances' warnings and errors (LOG_LEVEL=warn). */
@@ -256,6 +258,7 @@ export async function runPhase(
       sendJobs: view.sendJobs,
       cronRows: view.cronRows,
       statuses: view.statuses,
+      stillQueued: view.stillQueued,
     });
     await cluster.stopInstances();
     run.serverLog = logFigures(

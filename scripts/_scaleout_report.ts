@@ -7,7 +7,9 @@
  *
  * Definitions (README "The scale-out harness" says the same):
  * - A send is a request the strict upstream accepted; a duplicate is every
- *   accepted send of a message after its first.
+ *   accepted send of a message after its first. A queued message the upstream
+ *   never accepted is unsent if the database still shows it queued at the
+ *   end (the phase ended first), else lost.
  * - A number's rate is its sends after its first one, up to its last one or
  *   the end of the measured window (whichever comes first), divided by that
  *   span (n sends span n - 1 intervals; at least 1 s, else no rate); in a
@@ -161,14 +163,17 @@ export interface DuplicateFigures {
   duplicates: number;
   /** Messages accepted more than once. */
   messages: string[];
-  /** Campaign messages never accepted. */
+  /** Campaign messages never accepted that the database shows still queued at the end. */
+  unsent: number;
+  /** The other campaign messages never accepted (all of them when the database could not be read). */
   lost: number;
 }
 
-/** Duplicates among the accepted sends, and the campaign messages the upstream never accepted. */
+/** Duplicates among the accepted sends, and the campaign messages the upstream never accepted (still queued, or lost). */
 export function duplicateFigures(
   byMessage: Map<string, SendRecord[]>,
   campaign: Iterable<string>,
+  stillQueued: Set<string> = new Set(),
 ): DuplicateFigures {
   let duplicates = 0;
   const messages: string[] = [];
@@ -179,8 +184,13 @@ export function duplicateFigures(
     }
   }
   let lost = 0;
-  for (const id of campaign) if (!byMessage.has(id)) lost++;
-  return { duplicates, messages, lost };
+  let unsent = 0;
+  for (const id of campaign) {
+    if (byMessage.has(id)) continue;
+    if (stillQueued.has(id)) unsent++;
+    else lost++;
+  }
+  return { duplicates, messages, unsent, lost };
 }
 
 export interface KillFigures {

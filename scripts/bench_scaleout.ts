@@ -126,7 +126,7 @@ export async function runScaleout(
         const figures = phaseFigures(run);
         const checks = phaseChecks(run, figures);
         for (const line of formatPhase(run, figures, checks)) print(line);
-        results.push({ name, title, run, figures, checks });
+        results.push({ name, title, status: run.status, run, figures, checks });
       } catch (err) {
         const error = String((err as Error)?.stack ?? err);
         print(`== ${name}: ${title}: could not run: ${error}`);

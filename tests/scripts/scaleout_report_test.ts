@@ -83,7 +83,7 @@ Deno.test("a number's rate runs from its first send to the window's end, leaving
   assert.ok(Number.isNaN(numberFigures(burst, number, 10_000).rate));
 });
 
-Deno.test("a duplicate is an accepted send of a message after its first; a lost one was never accepted", () => {
+Deno.test("a duplicate is an accepted send of a message after its first; one never accepted is unsent while still queued, else lost", () => {
   const records = [
     send(0, "m1"),
     send(10, "m1", { attempt: 2 }),
@@ -93,10 +93,18 @@ Deno.test("a duplicate is an accepted send of a message after its first; a lost 
     send(50, "m3", { attempt: 3 }),
   ];
   const byMessage = acceptedByMessage(records);
-  const f = duplicateFigures(byMessage, ["m1", "m2", "m3", "m4"]);
+  // m2 is still queued when the phase ends: unsent; m4 is not: lost.
+  const f = duplicateFigures(
+    byMessage,
+    ["m1", "m2", "m3", "m4"],
+    new Set(["m2"]),
+  );
   assert.equal(f.duplicates, 3);
   assert.deepEqual(f.messages.sort(), ["m1", "m3"]);
-  assert.equal(f.lost, 2);
+  assert.equal(f.unsent, 1);
+  assert.equal(f.lost, 1);
+  // Without the database's view, every message never sent counts as lost.
+  assert.equal(duplicateFigures(byMessage, ["m2", "m4"]).lost, 2);
 });
 
 Deno.test("in flight at a kill: the victim's accepted sends whose wamid the database never recorded", () => {
