@@ -18,7 +18,13 @@ export interface KillEvent {
   /** Send jobs running at the kill (unique_key, locked_by); undefined when they could not be read. */
   running?: Row[];
   runningError?: string;
+  /** unique_key -> when the database first showed that job no longer running under its worker at the kill. */
+  handedBack: Map<string, number>;
+  /** Ends the polling behind handedBack (the phase calls it once the campaign is over). */
+  stopWatching(): Promise<void>;
 }
+
+const HAND_BACK_POLL_MS = 500;
 
 export interface PauseEvent {
   at: number;
@@ -54,7 +60,12 @@ export async function killAt(
   await pause(at - nowMs(), signal);
   if (signal.aborted) return undefined;
   const victim = cluster.instances[0]!;
-  const event: KillEvent = { at: nowMs(), victim: victim.name };
+  const event: KillEvent = {
+    at: nowMs(),
+    victim: victim.name,
+    handedBack: new Map(),
+    stopWatching: () => Promise.resolve(),
+  };
   victim.server.proc.signal("SIGKILL");
   try {
     event.running = await cluster.db.query(
@@ -62,11 +73,61 @@ export async function killAt(
       [],
       5_000,
     );
+    event.stopWatching = watchHandBack(
+      cluster.db,
+      event.running,
+      event.handedBack,
+    );
   } catch (err) {
     event.runningError = String((err as Error)?.message ?? err);
   }
   await victim.server.proc.status;
   return event;
+}
+
+/**
+ * Polls the jobs running at the kill every 500 ms and notes when each is
+ * first seen no longer running under the worker it had then (settled, handed
+ * back, or claimed by another); returns the function that stops polling.
+ */
+function watchHandBack(
+  db: Cluster["db"],
+  running: Row[],
+  out: Map<string, number>,
+): () => Promise<void> {
+  const atKill = new Map(
+    running.map((r) => [String(r.unique_key), r.locked_by]),
+  );
+  const keys = [...atKill.keys()];
+  let stopped = false;
+  const loop = (async () => {
+    while (!stopped && out.size < keys.length) {
+      const t = nowMs();
+      try {
+        const rows = await db.query(
+          `select unique_key, state, locked_by from jobs where unique_key in (${
+            keys.map(() => "?").join(", ")
+          })`,
+          keys,
+          5_000,
+        );
+        const seen = new Map(rows.map((r) => [String(r.unique_key), r]));
+        const observed = nowMs();
+        for (const key of keys) {
+          const row = seen.get(key);
+          if (out.has(key)) continue;
+          if (row?.state !== "running" || row.locked_by !== atKill.get(key)) {
+            out.set(key, observed);
+          }
+        }
+      } catch { /* a slow or wedged sqld: look again */ }
+      await pause(HAND_BACK_POLL_MS - (nowMs() - t));
+    }
+  })();
+  return async () => {
+    stopped = true;
+    await loop;
+  };
 }
 
 /** SIGSTOPs the second instance at `at` for `ms`, then SIGCONTs it. */

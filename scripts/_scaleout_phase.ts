@@ -224,6 +224,7 @@ export async function runPhase(
       ) break;
       await pause(1000, abort.signal);
     }
+    await events.kill?.stopWatching();
     const sqldCpuDuring = sqld
       ? ((cpuMs(sqld.pid) - sqldCpu0) * 100) / (nowMs() - t0)
       : 0;

@@ -85,9 +85,11 @@ export function formatPhase(
         ? `held jobs unknown${
           kill.runningError ? `: ${kill.runningError}` : ""
         }`
-        : `${kill.running?.length} send jobs were running at the kill, ${k.held} of them the victim's; the last of those was settled ${
+        : `${kill.running?.length} send jobs were running at the kill, ${k.held} of them the victim's: the last handed back ${
+          s1(k.handedBackMs!)
+        } after the kill, the last one's work done ${
           s1(k.recoveryMs!)
-        } after the kill (${k.unrecovered} never; ${k.resent} sent again)`,
+        } after it (${k.unrecovered} never; ${k.resent} sent again)`,
     );
   }
   const p = run.events.pause;
@@ -147,7 +149,7 @@ export function formatPhase(
       l.reference[0]
     }${
       l.reference[1] !== l.reference[0] ? `-${l.reference[1]}` : ""
-    }; ${l.nonConformant} non-conformant`,
+    }; replaying only the admitted ones, it refuses ${l.nonConformant}`,
   );
   if (f.cron) {
     line(

@@ -24,8 +24,12 @@
  *   Those are the only sends a rescue may repeat without a fault elsewhere.
  * - The victim's held jobs: send jobs running when it was killed under a
  *   worker (locked_by) that settled no send job after the kill, i.e. not a
- *   survivor's; recovery is the time from the kill until the last of them
- *   was settled in the database (its finalized_at).
+ *   survivor's. One is handed back when the database first shows it no
+ *   longer running under that worker (polled every 500 ms from the kill);
+ *   its work is done when its message reaches the upstream after the kill,
+ *   or, if it had reached it before (in flight), when its job is settled
+ *   (finalized_at). Recovery is the time from the kill until the last held
+ *   job's work was done.
  */
 import type { SendRecord } from "./_strict_upstream.ts";
 
@@ -206,17 +210,20 @@ export interface KillFigures {
   duplicatesOutside: number;
   /** Jobs the victim held at the kill, when they could be told. */
   held?: number;
-  /** Kill to the last held job settled in the database (ms); Infinity when one never was. */
+  /** Kill to the last held job handed back (no longer running under the victim); Infinity when one never was. */
+  handedBackMs?: number;
+  /** Kill to the last held job's work done (see the definitions above); Infinity when one's never was. */
   recoveryMs?: number;
-  /** Held jobs still not settled when the database was read. */
+  /** Held jobs whose work was not done by the end. */
   unrecovered?: number;
   /** Held jobs whose message reached the upstream again after the kill. */
   resent?: number;
 }
 
-/** A job the victim held at the kill, and when it was settled (finalized_at), if it was. */
+/** A job the victim held at the kill: when it was handed back and settled (finalized_at), if it was. */
 export interface HeldJob {
   messageId: string;
+  handedBackAt: number | null;
   settledAt: number | null;
 }
 
@@ -251,15 +258,24 @@ export function killFigures(
     duplicatesOutside: duplicated.filter((id) => !inFlight.has(id)).length,
   };
   if (held) {
+    let back = 0;
     let last = 0;
     let unrecovered = 0;
     let resent = 0;
     for (const job of held) {
-      if (job.settledAt === null) unrecovered++;
-      else last = Math.max(last, job.settledAt - kill.at);
-      if (byMessage.get(job.messageId)?.some((s) => s.t > kill.at)) resent++;
+      back = Math.max(back, (job.handedBackAt ?? Infinity) - kill.at);
+      const sends = byMessage.get(job.messageId) ?? [];
+      const after = sends.find((s) => s.t > kill.at);
+      if (after) resent++;
+      // At the upstream after the kill; or, sent before it (in flight),
+      // once its job was settled without sending it again.
+      const done = after?.t ??
+        (sends.length && job.settledAt !== null ? job.settledAt : null);
+      if (done === null) unrecovered++;
+      else last = Math.max(last, done - kill.at);
     }
     figures.held = held.length;
+    figures.handedBackMs = back;
     figures.unrecovered = unrecovered;
     figures.resent = resent;
     figures.recoveryMs = unrecovered ? Infinity : last;

@@ -142,11 +142,17 @@ export async function runScaleout(
 
 async function dumpRun(dir: string, run: PhaseRun): Promise<void> {
   await Deno.mkdir(dir, { recursive: true });
+  const kill = run.events.kill;
   const plain = {
     ...run,
     settings: { ...run.settings, log: undefined },
     campaign: { ...run.campaign, ids: [...run.campaign.ids] },
     recordedWamid: run.recordedWamid && [...run.recordedWamid],
+    stillQueued: run.stillQueued && [...run.stillQueued],
+    events: {
+      ...run.events,
+      kill: kill && { ...kill, handedBack: [...kill.handedBack] },
+    },
   };
   await Deno.writeTextFile(`${dir}/${run.name}.json`, JSON.stringify(plain));
 }

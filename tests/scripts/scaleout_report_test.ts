@@ -128,8 +128,10 @@ Deno.test("in flight at a kill: the victim's accepted sends whose wamid the data
   ]);
   const dup = duplicateFigures(byMessage, []);
   const f = killFigures(byMessage, dup.messages, kill, recorded, [
-    { messageId: "unrecorded", settledAt: 1_250 },
-    { messageId: "late-answer", settledAt: 4_000 },
+    // Sent again at 1200 by b: its work is done then, whenever its job settled.
+    { messageId: "unrecorded", handedBackAt: 1_100, settledAt: 1_250 },
+    // In flight and never sent again: done when its job settled.
+    { messageId: "late-answer", handedBackAt: 3_500, settledAt: 4_000 },
   ]);
   assert.deepEqual([...f.inFlight].sort(), [
     "late-answer",
@@ -142,12 +144,21 @@ Deno.test("in flight at a kill: the victim's accepted sends whose wamid the data
   assert.equal(f.duplicatesOutside, 1);
   assert.equal(f.held, 2);
   assert.equal(f.resent, 1);
+  assert.equal(f.handedBackMs, 2_500);
   assert.equal(f.recoveryMs, 3_000);
   const open = killFigures(byMessage, [], kill, recorded, [
-    { messageId: "late-answer", settledAt: null },
+    // Handed back, never sent, never settled: its work is not done.
+    { messageId: "never-sent", handedBackAt: 2_000, settledAt: null },
+    { messageId: "late-answer", handedBackAt: null, settledAt: null },
   ]);
-  assert.equal(open.unrecovered, 1);
+  assert.equal(open.unrecovered, 2);
   assert.equal(open.recoveryMs, Infinity);
+  assert.equal(open.handedBackMs, Infinity);
+  // Resent after the kill counts even when its job never settled.
+  const resent = killFigures(byMessage, [], kill, recorded, [
+    { messageId: "unrecorded", handedBackAt: 1_100, settledAt: null },
+  ]);
+  assert.equal(resent.recoveryMs, 200);
 });
 
 Deno.test("cron ticks: each minute spanned wants one completed job that ran once", () => {
