@@ -1,6 +1,7 @@
 /**
  * A phase's figures and its targets (issue 30), from what runPhase
- * recorded; each target is PASS, FAIL or n/a (nothing to judge).
+ * recorded; each target is PASS, FAIL or n/a (nothing to judge). Past 300
+ * lines: every target sits here with the figures it reads.
  */
 import { ms, percentile } from "./_bench_load.ts";
 import type { PhaseRun } from "./_scaleout_phase.ts";
@@ -220,7 +221,9 @@ export function phaseChecks(run: PhaseRun, f: PhaseFigures): Check[] {
       ? "duplicates only among the sends in flight at the kill"
       : "0 duplicates",
     f.kill && !f.kill.inFlightKnown ? null : outside === 0,
-    `${f.dup.duplicates} duplicate sends, ${outside} of their messages not in flight at a kill`,
+    f.kill
+      ? `${f.dup.duplicates} duplicate sends of ${f.dup.messages.length} messages, ${outside} of those not in flight (${f.kill.inFlight.size} in flight)`
+      : `${f.dup.duplicates} duplicate sends of ${f.dup.messages.length} messages`,
   );
   if (f.kill) killChecks(run, f.kill, f, add);
   if (run.name === "restart") {

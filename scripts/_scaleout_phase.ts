@@ -131,8 +131,19 @@ export interface PhaseRun {
   stillQueued?: Set<string>;
   /** Outbound messages by status at the end. */
   statuses?: Record<string, number>;
+  /** The machine's load averages when the phase ended (other work skews every figure). */
+  loadAvg?: string;
   /** The instances' warnings and errors (LOG_LEVEL=warn). */
   serverLog?: LogFigures;
+}
+
+function loadAvg(): string | undefined {
+  try {
+    return Deno.readTextFileSync("/proc/loadavg").split(" ").slice(0, 3)
+      .join(" ");
+  } catch {
+    return undefined; // not Linux
+  }
 }
 
 /**
@@ -275,6 +286,7 @@ export async function runPhase(
     }
     await log.poll();
     run.records = log.records;
+    run.loadAvg = loadAvg();
     return run;
   } finally {
     clearTimeout(deadline);

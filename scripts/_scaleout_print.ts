@@ -32,7 +32,11 @@ export function formatPhase(
   const span = measured < s.duration - 0.5
     ? `${measured.toFixed(1)} s of ${s.duration}`
     : `${s.duration} s`;
-  out.push(`== ${run.name}: ${run.title} (${span} measured; ${run.status})`);
+  out.push(
+    `== ${run.name}: ${run.title} (${span} measured; ${run.status}${
+      run.loadAvg ? `; load avg ${run.loadAvg} at its end` : ""
+    })`,
+  );
   for (const note of run.notes) line("note", note);
   const batchFails = c.samples.filter((x) => x.status !== 202).length;
   line(
