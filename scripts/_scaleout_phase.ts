@@ -108,6 +108,8 @@ export interface PhaseRun {
   status: "ok" | "wedged" | "deadline";
   notes: string[];
   settings: HarnessSettings;
+  /** The campaign was over (no send job waiting or running) before the drain ran out. */
+  drained: boolean;
   /** Measured window [t0, windowEnd]: t0 + duration, or earlier when cut short. */
   t0: number;
   windowEnd: number;
@@ -224,15 +226,15 @@ export async function runPhase(
     const campaign = await campaignDone;
     s.log(`${name}: draining (${campaign.ids.size} queued)`);
     const drainEnd = nowMs() + s.drain * 1000;
+    let drained = false;
     while (!abort.signal.aborted && nowMs() < drainEnd) {
       await log.poll();
       const pending = await pendingSendJobs(cluster.db);
       // Without the jobs table, over once every queued message reached the upstream.
-      if (
-        pending === undefined
-          ? [...campaign.ids.keys()].every((id) => log.accepted.has(id))
-          : pending === 0
-      ) break;
+      drained = pending === undefined
+        ? [...campaign.ids.keys()].every((id) => log.accepted.has(id))
+        : pending === 0;
+      if (drained) break;
       await pause(1000, abort.signal);
     }
     await events.kill?.stopWatching();
@@ -249,6 +251,7 @@ export async function runPhase(
         : "ok",
       notes,
       settings: s,
+      drained,
       t0,
       windowEnd,
       upAt,

@@ -182,11 +182,13 @@ export function formatPhase(
       "sqld",
       `CPU during the load ${
         h.cpuDuringPct.toFixed(0)
-      } %; after it (1 s samples) ${
-        h.afterLoadPct.map((x) => x.toFixed(1)).join(", ")
-      } %, write ${ms(h.afterLoadProbeMs)}; with no instance left ${
-        h.noClientsPct.toFixed(1)
-      } %, write ${ms(h.noClientsProbeMs)}`,
+      } %; after it (1 s samples${
+        run.drained ? "" : ", the instances still sending the campaign"
+      }) ${h.afterLoadPct.map((x) => x.toFixed(1)).join(", ")} %, write ${
+        ms(h.afterLoadProbeMs)
+      }; with no instance left ${h.noClientsPct.toFixed(1)} %, write ${
+        ms(h.noClientsProbeMs)
+      }`,
     );
   }
   if (run.serverLog) {
