@@ -19,9 +19,11 @@ import * as m0016 from "./0016_webhook_batch_lane.ts";
 import * as m0017 from "./0017_webhook_jobs_owned_groups.ts";
 import * as m0018 from "./0018_panel_agents.ts";
 import * as m0019 from "./0019_conversations_activity_idx.ts";
-import * as m0020 from "./0020_rate_buckets.ts";
-import * as m0021 from "./0021_send_slots.ts";
-import * as m0022 from "./0022_batch_guard.ts";
+import * as m0020 from "./0020_meta_sync.ts";
+import * as m0021 from "./0021_job_holds.ts";
+import * as m0022 from "./0022_rate_buckets.ts";
+import * as m0023 from "./0023_send_slots.ts";
+import * as m0024 from "./0024_batch_guard.ts";
 
 export const migrations: Record<string, Migration> = {
   "0001_initial": m0001,
@@ -43,7 +45,9 @@ export const migrations: Record<string, Migration> = {
   "0017_webhook_jobs_owned_groups": m0017,
   "0018_panel_agents": m0018,
   "0019_conversations_activity_idx": m0019,
-  "0020_rate_buckets": m0020,
-  "0021_send_slots": m0021,
-  "0022_batch_guard": m0022,
+  "0020_meta_sync": m0020,
+  "0021_job_holds": m0021,
+  "0022_rate_buckets": m0022,
+  "0023_send_slots": m0023,
+  "0024_batch_guard": m0024,
 };

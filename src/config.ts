@@ -128,6 +128,28 @@ const hostList: Read<string[]> = (raw, problems, at) => {
   return hosts;
 };
 
+const DURATION_UNITS: Record<string, number> = {
+  ms: 1,
+  s: 1_000,
+  m: 60_000,
+  h: 3_600_000,
+  d: 86_400_000,
+};
+
+/** A duration such as `6h`, `30m`, `900s` or `1d` (a bare number is seconds), in ms. */
+const duration: Read<number> = (raw, problems, at) => {
+  const m = /^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h|d)?\s*$/.exec(raw);
+  const ms = m ? Number(m[1]) * DURATION_UNITS[m[2] ?? "s"]! : NaN;
+  if (!(ms >= 60_000)) {
+    problems.push({
+      message:
+        "must be a duration of at least a minute, e.g. 6h, 30m or 900s (a bare number is seconds)",
+      at,
+    });
+  }
+  return ms;
+};
+
 const ipRanges: Read<IpRanges> = (raw, problems, at) => {
   const { ranges, problems: bad } = IpRanges.parse(raw);
   for (const message of bad) problems.push({ message, at });
@@ -153,6 +175,7 @@ const ENV = {
   META_GRAPH_URL: [url, "https://graph.facebook.com/v22.0"],
   META_APP_SECRET: [text],
   META_VERIFY_TOKEN: [text],
+  META_APP_ID: [text],
   SECRET_KEY: [minLength(32, "must be at least 32 characters")],
   WORKERS: [num({ int: true, min: 1, max: 256 }), "16"],
   WEBHOOK_ALLOW_PRIVATE_NETWORKS: [bool, "false"],
@@ -170,6 +193,8 @@ const ENV = {
   LOG_LEVEL: [oneOf(LOG_LEVELS), "info"],
   BODY_LIMIT_BYTES: [num({ int: true, min: 1024 }), String(1024 * 1024)],
   SEND_RATE_PER_SECOND: [num({ positive: true }), "80"],
+  SEND_RATE_MAX: [num({ positive: true }), "1000"],
+  TEMPLATE_SYNC_INTERVAL: [duration, "6h"],
   CACHE_TTL_MS: [num({ int: true, min: 0 }), "1000"],
   MEDIA_MAX_BYTES: [
     num({ int: true, positive: true }),
@@ -260,6 +285,8 @@ export interface Config {
   /** Requests per minute of each agent (user token or panel session). */
   readonly agentRateLimit: number;
   readonly metaVerifyToken: string | undefined;
+  /** The Meta app's id: with META_APP_SECRET, the app token for debug_token and the app's webhook subscription. */
+  readonly metaAppId: string | undefined;
   readonly secretKey: string | undefined;
   readonly workers: number;
   readonly webhookAllowPrivateNetworks: boolean;
@@ -279,6 +306,10 @@ export interface Config {
   readonly logLevel: LogLevel;
   readonly bodyLimitBytes: number;
   readonly sendRatePerSecond: number;
+  /** The highest per-number rate a HIGH throughput level gives (Meta allows up to 1,000). */
+  readonly sendRateMax: number;
+  /** A WABA's templates are synced again once its last sync is this old (ms). */
+  readonly templateSyncIntervalMs: number;
   /** On libSQL, how often the cached keys, channels and templates are checked for changes (0: every request). */
   readonly cacheTtlMs: number;
   readonly mediaMaxBytes: number;
@@ -334,6 +365,7 @@ export function loadConfig(
     trustedProxies: e.TRUSTED_PROXIES,
     agentRateLimit: e.AGENT_RATE_LIMIT,
     metaVerifyToken: e.META_VERIFY_TOKEN,
+    metaAppId: e.META_APP_ID,
     secretKey: e.SECRET_KEY,
     workers: e.WORKERS,
     webhookAllowPrivateNetworks: e.WEBHOOK_ALLOW_PRIVATE_NETWORKS,
@@ -348,6 +380,8 @@ export function loadConfig(
     logLevel: e.LOG_LEVEL,
     bodyLimitBytes: e.BODY_LIMIT_BYTES,
     sendRatePerSecond: e.SEND_RATE_PER_SECOND,
+    sendRateMax: e.SEND_RATE_MAX,
+    templateSyncIntervalMs: e.TEMPLATE_SYNC_INTERVAL,
     cacheTtlMs: e.CACHE_TTL_MS,
     mediaMaxBytes: e.MEDIA_MAX_BYTES,
     mediaDownloadHosts: Object.freeze(e.MEDIA_DOWNLOAD_HOSTS),

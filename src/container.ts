@@ -11,6 +11,10 @@ import type { GraphApi } from "./upstream/graph_api.ts";
 import { createGraphClient } from "./upstream/graph_client.ts";
 import { SendGovernor } from "./upstream/send_governor.ts";
 import { DbSlots } from "./domain/channels/send_slot_service.ts";
+import {
+  createMetaManagementClient,
+  type MetaManagementApi,
+} from "./upstream/meta_management.ts";
 import type { BlobStore } from "./storage/blob_store.ts";
 import { JobInsertHook } from "./db/job_insert_hook.ts";
 import { GroupCommit } from "./db/group_commit.ts";
@@ -40,6 +44,8 @@ export interface Container extends AsyncDisposable {
   readonly log: Logger;
   readonly secrets: SecretBox;
   readonly graph: GraphApi;
+  /** The WhatsApp management calls: templates, numbers, subscriptions, tokens. */
+  readonly meta: MetaManagementApi;
   readonly blobs: BlobStore;
   readonly governor: SendGovernor;
   /** Fires after every insert into the job table; the worker pools listen. */
@@ -65,6 +71,7 @@ export interface ContainerOverrides {
   clock?: Clock;
   log?: Logger;
   graph?: GraphApi;
+  meta?: MetaManagementApi;
   blobs?: BlobStore;
   /** Host name resolution for webhooks (tests answer with their own). */
   resolver?: Resolver;
@@ -128,11 +135,14 @@ export function createContainer(
         baseUrl: config.metaGraphUrl,
         media: { egress: mediaEgress, hosts: config.mediaDownloadHosts },
       }),
+    meta: overrides.meta ??
+      createMetaManagementClient({ baseUrl: config.metaGraphUrl }),
     blobs: overrides.blobs ?? createBlobStore(config, { parts }),
     governor: new SendGovernor({
       defaultRatePerSecond: config.sendRatePerSecond,
       // Several instances on one libSQL server share each number's slots.
       ...(opened.engine === "libsql" ? { slots: new DbSlots(db) } : {}),
+      maxRatePerSecond: config.sendRateMax,
     }),
     jobs,
     egress,

@@ -28,6 +28,7 @@ export type ErrorCode =
   | "INVALID_AGENT"
   | "CHANNEL_NOT_CONNECTED"
   | "TEMPLATE_NOT_APPROVED"
+  | "CHANNEL_RESTRICTED"
   | "RATE_LIMITED"
   | "UPSTREAM_ERROR"
   | "UPSTREAM_UNAVAILABLE"
@@ -71,8 +72,23 @@ export function coerceError(err: unknown): Error {
  * report whose message is not committed yet).
  */
 export class RetryLater extends Error {
-  override readonly name = "RetryLater";
+  override readonly name: string = "RetryLater";
   constructor(readonly delayMs: number, message: string) {
     super(message);
+  }
+}
+
+/**
+ * RetryLater that holds the job: it waits on a named condition (`key`,
+ * e.g. `template:<id>` for a template Meta paused) and runs again after
+ * `delayMs`, or as soon as whoever clears the condition wakes the jobs held
+ * on it (wakeHeld in jobs/queue_settle.ts); still no attempt spent. The job
+ * keeps the time it was first held (JobRow.heldSince), so its handler can
+ * give up after a bound however often it looked meanwhile.
+ */
+export class HoldJob extends RetryLater {
+  override readonly name = "HoldJob";
+  constructor(readonly key: string, delayMs: number, message: string) {
+    super(delayMs, message);
   }
 }

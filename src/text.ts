@@ -129,3 +129,52 @@ function withoutNul(value: unknown): unknown {
   }
   return root.value;
 }
+
+/** An integer literal JSON.parse would round (17841400000000001 reads 17841400000000000). */
+function exactInteger(
+  _key: string,
+  value: unknown,
+  context?: { source?: string },
+): unknown {
+  return typeof value === "number" && !Number.isSafeInteger(value) &&
+      context?.source !== undefined && /^-?\d+$/.test(context.source)
+    ? context.source
+    : value;
+}
+
+/**
+ * parseJsonWithoutNul() keeping integers past 2^53 exact: each one is read
+ * from the raw text as a string (Meta's ids, such as a webhook's
+ * message_template_id, can exceed what a number holds).
+ */
+export function parseJsonExact(text: string): unknown {
+  // The reviver's third argument (the source text) is V8's, not yet in lib.dom.
+  const value = JSON.parse(
+    text,
+    exactInteger as (key: string, value: unknown) => unknown,
+  );
+  return text.includes("\\u0000") ? withoutNul(value) : value;
+}
+
+/** JSON.rawJSON (V8), not yet in the TypeScript lib. */
+const rawJson = (JSON as unknown as { rawJSON(text: string): unknown })
+  .rawJSON;
+
+/**
+ * JSON text parsed so that stringifying a part of it writes every number
+ * exactly as the text did (digits past 2^53 included): for storing a part
+ * of what Meta sent as it was sent. A NUL in a string value becomes U+FFFD
+ * (a key keeps it: this is for storage as JSON text, never read back as
+ * SQLite text keys).
+ */
+export function parseJsonVerbatim(text: string): unknown {
+  return JSON.parse(
+    text,
+    ((_key: string, v: unknown, context?: { source?: string }) =>
+      typeof v === "number" && context?.source !== undefined
+        ? rawJson(context.source)
+        : typeof v === "string"
+        ? replaceNul(v)
+        : v) as (key: string, value: unknown) => unknown,
+  );
+}

@@ -184,7 +184,7 @@ async function channelWithPhone(c: Container, f: Flags): Promise<string> {
 export async function channelsCommand(
   c: Container,
   args: string[],
-): Promise<void> {
+): Promise<void | number> {
   const [sub, ...rest] = args;
   if (sub === "create") {
     const f = parseFlags(rest, {
@@ -241,6 +241,8 @@ export async function channelsCommand(
     const id = optional(f, "id") ?? await channelWithPhone(c, f);
     const channel = await updateChannel(c, id, patch);
     emit(f, channel, `Updated channel ${channel.phoneNumber} (${channel.id})`);
+  } else if (sub === "connect") {
+    return await (await import("./meta_cli.ts")).connectCommand(c, rest);
   } else if (sub === "list") {
     const f = parseFlags(rest, { account: "string" });
     const account = await requireAccount(c, required(f, "account"));
@@ -254,7 +256,7 @@ export async function channelsCommand(
         .join("\n"),
     );
   } else {
-    throw new UsageError("Usage: channels create|update|list");
+    throw new UsageError("Usage: channels create|update|list|connect");
   }
 }
 

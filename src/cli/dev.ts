@@ -13,11 +13,12 @@ import { createLoginLink } from "../domain/accounts/agent_session_service.ts";
 import { listConversations } from "../domain/conversations/conversation_service.ts";
 import { findAccountBySlug } from "../domain/accounts/account_repo.ts";
 import { SCOPES } from "../domain/accounts/scopes.ts";
+import { listChannels } from "../domain/channels/channel_service.ts";
+import { connectWaba } from "../domain/channels/connect_service.ts";
 import {
-  createChannel,
-  listChannels,
-} from "../domain/channels/channel_service.ts";
-import { seedDemoTemplates } from "./templates_cli.ts";
+  type SyncSummary,
+  syncWabaTemplates,
+} from "../domain/templates/template_sync_service.ts";
 
 export const DEMO_SLUG = "demo";
 export const DEMO_PHONE = "+15550100001";
@@ -25,6 +26,8 @@ export const DEMO_UPSTREAM_PHONE_NUMBER_ID = "106540352242922";
 export const DEMO_WABA_ID = "102290129340398";
 /** The agent whose panel link dev prints at each start. */
 export const DEMO_AGENT = "Demo Agent";
+/** The demo channel's token: the simulator takes any. */
+const DEV_ACCESS_TOKEN = "dev-access-token";
 
 export interface DevCredentials {
   baseUrl: string;
@@ -166,19 +169,23 @@ export async function writeDevCredentials(
       country: "AR",
     });
   }
+  // The demo number comes from the simulator as a real one comes from Meta
+  // (channels connect), and its templates are synced from its WABA, again
+  // at every start (the simulator starts afresh each time).
   let channel = (await listChannels(c, account.id))[0];
+  let templates: SyncSummary;
   if (!channel) {
-    channel = await createChannel(c, {
+    const connected = await connectWaba(c, {
       accountId: account.id,
-      phoneNumber: DEMO_PHONE,
-      displayName: "Demo Business",
-      upstreamPhoneNumberId: extra.upstreamPhoneNumberId ??
-        DEMO_UPSTREAM_PHONE_NUMBER_ID,
       wabaId: DEMO_WABA_ID,
-      accessToken: "dev-access-token",
-      status: "connected",
+      accessToken: DEV_ACCESS_TOKEN,
+      phoneNumberId: extra.upstreamPhoneNumberId ??
+        DEMO_UPSTREAM_PHONE_NUMBER_ID,
     });
-    await seedDemoTemplates(c, account.id, channel.id);
+    templates = connected.templates;
+    channel = (await listChannels(c, account.id))[0]!;
+  } else {
+    templates = await syncWabaTemplates(c, channel.wabaId, { mode: "live" });
   }
   const previous = await readCredentials(c.config);
   let apiKey = previous?.apiKey;
@@ -223,7 +230,13 @@ export async function writeDevCredentials(
       `  Listening on: ${listening(c.config.host, port)}`,
       `  API key:      ${apiKey}`,
       `  Channel:      ${channel.id} (${channel.phoneNumber})`,
-      ...(extra.simulatorUrl ? [`  Simulator:    ${extra.simulatorUrl}`] : []),
+      `  Templates:    ${templates.templates} synced from the simulator's WABA ${channel.wabaId} (${templates.approved} approved)`,
+      ...(extra.simulatorUrl
+        ? [
+          `  Simulator:    ${extra.simulatorUrl}`,
+          `  Pause one:    curl -X POST ${extra.simulatorUrl}/_sim/templates/order_update/status -H 'content-type: application/json' -d '{"status":"PAUSED"}'`,
+        ]
+        : []),
       `  Credentials:  ${credentialsPath(c.config)}`,
       `  App secret:   ${await appSecretSource(c.config)}`,
       ...(c.config.webhookAllowPrivateNetworks

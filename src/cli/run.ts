@@ -24,8 +24,14 @@ Usage: main.ts <command> [options]   (every command but serve and dev accepts --
                   --waba-id ID --access-token T [--status connected|disconnected] [--send-rate 80]
   channels update --id ID | --account S --channel +E164  [same options as create]
   channels list --account S
+  channels connect --account S --waba-id W --access-token T|- [--phone-number-id P] [--pin NNNNNN|-]
+                  check the token, make a channel per number from Meta, subscribe the app,
+                  register with --pin, sync the templates (\`-\` reads the value from stdin)
   templates create --account S --name N --language L --category C --status ST --components JSON [--channel ID]
   templates update --id ID | --account S --name N [--language L]  --status ST
+  templates sync --account S [--waba-id W]
+                  read every template of the account's WABAs from Meta (all or nothing per WABA)
+  doctor --account S          check every prerequisite of sending and receiving (exit 1 when one blocks)
   agents create --account S --name N --visibility all|assigned
   agents list --account S
   agents revoke --id ID | --account S --name N
@@ -35,7 +41,8 @@ Usage: main.ts <command> [options]   (every command but serve and dev accepts --
                  --access-token T [--name N]
 `;
 
-type Admin = (c: Container, args: string[]) => Promise<void>;
+/** An admin command; a number is its exit code (doctor's), nothing is 0. */
+type Admin = (c: Container, args: string[]) => Promise<void | number>;
 
 /** Each admin command's module is imported when it runs, so serve never loads them. */
 const ADMIN: Record<string, () => Promise<Admin>> = {
@@ -45,6 +52,7 @@ const ADMIN: Record<string, () => Promise<Admin>> = {
   templates: async () => (await import("./templates_cli.ts")).templatesCommand,
   agents: async () => (await import("./admin.ts")).agentsCommand,
   social: async () => (await import("./social_cli.ts")).socialCommand,
+  doctor: async () => (await import("./meta_cli.ts")).doctorCommand,
 };
 
 /**
@@ -95,8 +103,7 @@ export async function runCli(args: string[]): Promise<number> {
       printOut(migrateFlags.json ? JSON.stringify({ applied }, null, 2) : text);
       return 0;
     }
-    await (await admin!())(container, rest);
-    return 0;
+    return (await (await admin!())(container, rest)) ?? 0;
   } catch (err) {
     if (err instanceof UsageError) {
       printErr(`${err.message}\n\n${USAGE}`);

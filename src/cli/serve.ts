@@ -55,10 +55,21 @@ export async function devCommand(_args: string[]): Promise<number> {
     { name: "simulator", stop: () => simulator.stop() },
   ]);
   simulator.setCallbackUrl(`http://127.0.0.1:${running.port}/meta/webhook`);
+  // The demo number exists at "Meta" before the channel is connected from it.
+  await registerSimulatorNumber(simulator.url, {
+    phoneNumber: dev.DEMO_PHONE,
+    upstreamPhoneNumberId: dev.DEMO_UPSTREAM_PHONE_NUMBER_ID,
+    wabaId: dev.DEMO_WABA_ID,
+  });
   const credentials = await dev.writeDevCredentials(container, running.port, {
     simulatorUrl: simulator.url,
   });
-  await registerSimulatorNumber(simulator.url, credentials);
+  if (credentials.upstreamPhoneNumberId !== dev.DEMO_UPSTREAM_PHONE_NUMBER_ID) {
+    await registerSimulatorNumber(simulator.url, {
+      ...credentials,
+      wabaId: dev.DEMO_WABA_ID,
+    });
+  }
   await dev.seedDemoConversations(container, simulator.url, credentials);
   await connectDemoSocial(container, simulator.state, credentials.accountId);
   const signal = await waitForShutdownSignal();
@@ -69,14 +80,19 @@ export async function devCommand(_args: string[]): Promise<number> {
 
 async function registerSimulatorNumber(
   simulatorUrl: string,
-  credentials: { phoneNumber: string; upstreamPhoneNumberId: string },
+  number: {
+    phoneNumber: string;
+    upstreamPhoneNumberId: string;
+    wabaId: string;
+  },
 ): Promise<void> {
   const res = await fetch(`${simulatorUrl}/_sim/numbers`, {
     method: "POST",
     headers: { "content-type": "application/json" },
     body: JSON.stringify({
-      phoneNumberId: credentials.upstreamPhoneNumberId,
-      displayPhoneNumber: credentials.phoneNumber,
+      phoneNumberId: number.upstreamPhoneNumberId,
+      displayPhoneNumber: number.phoneNumber,
+      wabaId: number.wabaId,
     }),
   });
   await res.body?.cancel();

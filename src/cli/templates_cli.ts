@@ -7,7 +7,6 @@ import {
   TEMPLATE_CATEGORIES,
   TEMPLATE_STATUSES,
   type TemplateCategory,
-  type TemplateComponent,
   type TemplateStatus,
 } from "../domain/templates/template.ts";
 import {
@@ -15,7 +14,6 @@ import {
   getTemplateByName,
   updateTemplateStatus,
 } from "../domain/templates/template_service.ts";
-import { AppError } from "../errors.ts";
 import {
   type Flags,
   optional,
@@ -113,8 +111,10 @@ export async function templatesCommand(
       template,
       `Updated template ${template.name} (${template.language}) to ${template.status}`,
     );
+  } else if (sub === "sync") {
+    await (await import("./meta_cli.ts")).templatesSyncCommand(c, rest);
   } else {
-    throw new UsageError("Usage: templates create|update");
+    throw new UsageError("Usage: templates create|update|sync");
   }
 }
 
@@ -127,62 +127,4 @@ async function templateNamed(c: Container, f: Flags): Promise<string> {
     language: optional(f, "language"),
   });
   return template.id;
-}
-
-interface DemoTemplate {
-  name: string;
-  language: string;
-  category: TemplateCategory;
-  components: TemplateComponent[];
-  global: boolean;
-}
-
-const DEMO_TEMPLATES: DemoTemplate[] = [
-  {
-    name: "order_update",
-    language: "es_AR",
-    category: "UTILITY",
-    components: [
-      { type: "BODY", text: "Hola {{1}}, tu pedido {{2}} está en camino." },
-    ],
-    global: false,
-  },
-  {
-    name: "welcome",
-    language: "en_US",
-    category: "MARKETING",
-    components: [
-      { type: "HEADER", format: "TEXT", text: "Welcome!" },
-      { type: "BODY", text: "Hi {{1}}, welcome to Demo Business!" },
-    ],
-    global: true,
-  },
-];
-
-/** Two approved demo templates for the dev account: `order_update` on the channel, `welcome` global. Skips ones already there. */
-export async function seedDemoTemplates(
-  c: Container,
-  accountId: string,
-  channelId: string,
-): Promise<void> {
-  for (const demo of DEMO_TEMPLATES) {
-    const existing = await getTemplateByName(c, {
-      accountId,
-      name: demo.name,
-      language: demo.language,
-    }).catch((err) => {
-      if (err instanceof AppError && err.code === "NOT_FOUND") return null;
-      throw err;
-    });
-    if (existing) continue;
-    await createTemplate(c, {
-      accountId,
-      channelId: demo.global ? null : channelId,
-      name: demo.name,
-      language: demo.language,
-      category: demo.category,
-      status: "approved",
-      components: demo.components,
-    });
-  }
 }

@@ -28,6 +28,10 @@ export const DEFAULT_SCHEDULES: readonly Schedule[] = [
   { kind: "jobs.prune", pattern: "0 * * * *" },
   // Queues one refresh per social account (about 120 upstream calls per hour each).
   { kind: "social.refresh_all", pattern: "0 */6 * * *" },
+  // Queues a template sync of each WABA last synced TEMPLATE_SYNC_INTERVAL ago.
+  { kind: "templates.sync_due", pattern: "*/10 * * * *" },
+  // Queues a health check (GET /{phone-number-id}) of every channel.
+  { kind: "channels.health_all", pattern: "30 * * * *" },
 ];
 
 export interface CronDeps {

@@ -65,6 +65,25 @@ export interface ChannelsTable {
   send_rate: number | null;
   created_at: string;
   updated_at: string;
+  /** What GET /{phone-number-id} said last (migration 0020): `throughput.level`. */
+  throughput_level: string | null;
+  /** The messaging limit tier (TIER_250, TIER_2K ... TIER_UNLIMITED). */
+  messaging_limit: string | null;
+  health_checked_at: string | null;
+  /** 1 for a number shared with the WhatsApp Business app (coexistence). */
+  on_biz_app: number;
+  /** Meta's own status of the number (CONNECTED, BANNED ...). */
+  meta_status: string | null;
+  name_status: string | null;
+  /** Why the channel is disconnected, when it is. */
+  status_reason: string | null;
+  /** "operator" (by hand: Meta's news never reconnects it) or "meta". */
+  disconnected_by: string | null;
+  /** JSON array of the WABA's restrictions: `{ type, until }`. */
+  restrictions: string;
+  /** entry[].time of the last name and limit webhooks applied (unix seconds). */
+  name_event_at: number | null;
+  limit_event_at: number | null;
 }
 
 export interface ContactsTable {
@@ -98,6 +117,63 @@ export interface TemplatesTable {
   components: string;
   created_at: string;
   updated_at: string;
+  /** The WABA of a synced template (migration 0020); null for a local one. */
+  waba_id: string | null;
+  /** "meta" (synced) or "local" (made by hand). */
+  source: string;
+  /** Meta's own status value (PAUSED, IN_APPEAL, LOCKED ...). */
+  meta_status: string | null;
+  parameter_format: string | null;
+  quality_score: string | null;
+  rejected_reason: string | null;
+  previous_category: string | null;
+  correct_category: string | null;
+  flagged_at: string | null;
+  synced_at: string | null;
+  /** entry[].time of the last webhook applied to each aspect (unix seconds). */
+  status_event_at: number | null;
+  quality_event_at: number | null;
+  category_event_at: number | null;
+  /** When a refresh after a send error was last queued (at most one per 5 minutes). */
+  refresh_requested_at: string | null;
+}
+
+/** A WhatsApp Business Account (migration 0020). */
+export interface WabasTable {
+  id: string;
+  account_id: string;
+  name: string | null;
+  access_token_enc: string | null;
+  subscribed_at: string | null;
+  templates_synced_at: string | null;
+  templates_sync_attempted_at: string | null;
+  templates_sync_error: string | null;
+  quota_window_start: string | null;
+  quota_used: number;
+  blocked_until: string | null;
+  ban_state: string | null;
+  /** JSON array of `{ type, until }`. */
+  restrictions: string;
+  account_event_at: number | null;
+  created_at: string;
+  updated_at: string;
+}
+
+/** A management webhook change, stored as received (migration 0020). */
+export interface MetaEventsTable {
+  id: string;
+  payload_id: string | null;
+  waba_id: string;
+  account_id: string | null;
+  field: string;
+  event: string | null;
+  subject: string | null;
+  entry_time: number | null;
+  dedupe_key: string;
+  value: string;
+  outcome: string;
+  note: string | null;
+  received_at: string;
 }
 
 export interface ConversationsTable {
@@ -197,6 +273,10 @@ export interface JobsTable {
   finalized_at: string | null;
   /** Jobs of one group (a webhook subscription) can be capped in flight. */
   group_key: string | null;
+  /** What a held job waits on (migration 0021), e.g. `template:<id>`. */
+  hold_key?: string | null;
+  /** When the job was first held. */
+  held_since?: string | null;
 }
 
 export interface IdempotencyKeysTable {
@@ -339,20 +419,20 @@ export interface ChannelBatchBacklogTable {
   queued: number;
 }
 
-/** A credential's request bucket on libSQL (GCRA; migration 0020). */
+/** A credential's request bucket on libSQL (GCRA; migration 0022). */
 export interface RateBucketsTable {
   key: string;
   /** When the bucket is full again, in ms since the epoch. */
   tat_ms: number;
 }
 
-/** A channel's next free send slot on libSQL (migration 0021). */
+/** A channel's next free send slot on libSQL (migration 0023). */
 export interface SendSlotsTable {
   channel_id: string;
   next_ms: number;
 }
 
-/** Always empty: a write batch's failed guard tries to insert here (migration 0022). */
+/** Always empty: a write batch's failed guard tries to insert here (migration 0024). */
 export interface BatchGuardTable {
   ok: number;
 }
@@ -366,6 +446,8 @@ export interface Database {
   channels: ChannelsTable;
   contacts: ContactsTable;
   templates: TemplatesTable;
+  wabas: WabasTable;
+  meta_events: MetaEventsTable;
   conversations: ConversationsTable;
   messages: MessagesTable;
   channel_batch_backlog: ChannelBatchBacklogTable;

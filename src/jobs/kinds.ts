@@ -105,6 +105,34 @@ export const JOB_KINDS = {
     maxAttempts: 200,
     uniqueKey: (p) => `webhook.deliver:${p.deliveryId}`,
   }),
+  /** A WABA's templates synced from Meta (cron, `templates sync`, a webhook). */
+  "templates.sync": kind({
+    payload: (z) => z.object({ wabaId: z.string() }),
+    // Ahead of campaign sends: a paused template must be known during one.
+    lane: PRIORITY.media,
+    maxAttempts: 5,
+  }),
+  /** The cron tick's job: a sync for every WABA whose last one is too old. */
+  "templates.sync_due": kind({ payload: None, lane: PRIORITY.maintenance }),
+  /** One template read again, by Meta's id or by name (every language). */
+  "template.refresh": kind({
+    payload: (z) =>
+      z.object({
+        wabaId: z.string(),
+        name: z.string().optional(),
+        metaTemplateId: z.string().optional(),
+      }),
+    lane: PRIORITY.media,
+    maxAttempts: 5,
+  }),
+  /** A number's health read from Meta (GET /{phone-number-id}). */
+  "channel.health": kind({
+    payload: (z) => z.object({ channelId: z.string() }),
+    lane: PRIORITY.media,
+    maxAttempts: 5,
+  }),
+  /** The hourly tick's job: a health check of every channel. */
+  "channels.health_all": kind({ payload: None, lane: PRIORITY.maintenance }),
   "social.refresh": kind({
     payload: (z) => z.object({ socialAccountId: z.string() }),
     lane: PRIORITY.maintenance,

@@ -1,6 +1,6 @@
 /** The durable job table: enqueue in the caller's transaction (queue_enqueue.ts), claim with one statement, settle under a lease token (queue_settle.ts); both re-exported here. */
 import { CompiledQuery, sql } from "kysely";
-import type { Db } from "../db/schema.ts";
+import type { Db, Executor } from "../db/schema.ts";
 import { fromJson } from "../db/json.ts";
 import { ROWS_AS_ARRAYS } from "../db/row_shape.ts";
 import { addMs, toDbTime } from "../db/time.ts";
@@ -49,6 +49,7 @@ export {
   release,
   releaseMany,
   type ReleaseOptions,
+  wakeHeld,
 } from "./queue_settle.ts";
 
 /** What a claimer reads of its jobs, in this order (toJobRow). */
@@ -65,6 +66,7 @@ const CLAIMED = [
   "unique_key",
   "group_key",
   "errors",
+  "held_since",
 ] as const;
 
 /** A claimed row: its values in CLAIMED order (embedded SQLite) or by name (libSQL). */
@@ -82,6 +84,7 @@ function toJobRow(r: unknown[] | Record<string, unknown>): JobRow {
     uniqueKey: a[9] as string | null,
     groupKey: a[10] as string | null,
     errors: fromJson<JobError[]>(a[11] as string, []),
+    heldSince: (a[12] as string | null) ?? null,
     rowid: a[0] as number,
   };
 }
@@ -467,6 +470,22 @@ export async function pruneFinished(db: Db, olderThan: Date): Promise<number> {
       .execute(db);
     total += Number(r.numAffectedRows ?? 0);
   }
+}
+
+/**
+ * Whether a job of `kind` whose unique key starts with `keyPrefix` is
+ * waiting, retrying or running (so a tick does not queue a second one).
+ */
+export async function hasOpenJob(
+  db: Executor,
+  input: { kind: string; keyPrefix: string },
+): Promise<boolean> {
+  const r = await db.selectFrom("jobs").select("id")
+    .where("kind", "=", input.kind)
+    .where("state", "in", ["available", "running", "retryable"])
+    .where("unique_key", "like", `${input.keyPrefix}%`)
+    .executeTakeFirst();
+  return r !== undefined;
 }
 
 /** Number of jobs per state (every state present, zero when empty). */

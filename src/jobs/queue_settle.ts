@@ -94,11 +94,18 @@ const FAIL = settleStatement(
   "jobs.id, jobs.state",
 );
 
+// A held release (s.hold, see HoldJob) records what the job waits on and
+// keeps the time it was first held; any other release clears the key (the
+// job no longer waits on it) but keeps that time, so a bound on the wait
+// counts every hold of the job.
 const RELEASE = settleStatement(
-  ["id", "token", "run_at", "note", "rid"],
+  ["id", "token", "run_at", "note", "hold", "rid"],
   `state = 'available',
         attempt = max(jobs.attempt - 1, 0),
         run_at = s.run_at,
+        hold_key = s.hold,
+        held_since = case when s.hold is null then jobs.held_since
+          else coalesce(jobs.held_since, ?1) end,
         errors = case when s.note is null then jobs.errors
           else json_insert(jobs.errors, '$[#]',
             json_object('at', ?1, 'attempt', jobs.attempt, 'error', s.note)) end,
@@ -244,6 +251,8 @@ export interface Release {
   job: JobLease;
   runAt: Date;
   note?: string;
+  /** Held on this key (HoldJob): wakeHeld(key) runs it at once. */
+  hold?: string;
 }
 
 /** Gives jobs back without counting the attempt, in one statement; returns the ids released. */
@@ -264,9 +273,31 @@ export async function releaseMany(
       r.job.leaseToken,
       toDbTime(r.runAt),
       r.note === undefined ? null : clip(r.note),
+      r.hold ?? null,
     ],
   );
   return new Set(rows.map((r) => r.id));
+}
+
+/**
+ * Runs the jobs held on `key` now (the condition they wait on cleared: a
+ * paused template approved again), in the caller's transaction; returns how
+ * many. A job held on the key that is running now is not touched: it
+ * looks at the condition itself.
+ */
+export async function wakeHeld(
+  db: Executor,
+  key: string,
+  now: Date,
+): Promise<number> {
+  const at = toDbTime(now);
+  const { rows } = await db.executeQuery<{ id: string }>(CompiledQuery.raw(
+    `update jobs set run_at = ?, updated_at = ?
+    where hold_key = ? and state in ('available', 'retryable') and run_at > ?
+    returning id`,
+    [at, at, key, at],
+  ));
+  return rows.length;
 }
 
 /** Gives a job back without counting the attempt (snooze, shutdown); false without the lease. */

@@ -6,7 +6,7 @@
  * that is final (jobs/attempts.ts) runs the kind's final-failure hook.
  */
 import type { Container } from "../container.ts";
-import { AppError, coerceError, RetryLater } from "../errors.ts";
+import { AppError, coerceError, HoldJob, RetryLater } from "../errors.ts";
 import { isLastAttempt } from "./attempts.ts";
 import type { z } from "zod";
 import { type JobKind, payloadSchema } from "./kinds.ts";
@@ -31,6 +31,16 @@ const HANDLERS: { [K in JobKind]: () => Promise<DefineJob<K>> } = {
     (await import("./handlers/media_download.ts")).mediaDownload,
   "webhook.deliver": async () =>
     (await import("./handlers/webhook_deliver.ts")).webhookDeliver,
+  "templates.sync": async () =>
+    (await import("./handlers/templates_sync.ts")).templatesSync,
+  "templates.sync_due": async () =>
+    (await import("./handlers/templates_sync_due.ts")).templatesSyncDue,
+  "template.refresh": async () =>
+    (await import("./handlers/template_refresh.ts")).templateRefresh,
+  "channel.health": async () =>
+    (await import("./handlers/channel_health.ts")).channelHealth,
+  "channels.health_all": async () =>
+    (await import("./handlers/channels_health_all.ts")).channelsHealthAll,
   "social.refresh": async () =>
     (await import("./handlers/social_refresh.ts")).socialRefresh,
   "social.refresh_all": async () =>
@@ -75,6 +85,9 @@ export function jobHandler<P>(
     try {
       await definition.run(parsed.data, ctx);
     } catch (err) {
+      if (err instanceof HoldJob) {
+        throw new Snooze(err.delayMs, err.message, err.key);
+      }
       if (err instanceof RetryLater) throw new Snooze(err.delayMs, err.message);
       // A module the handler loads on first use (the S3 store) is missing.
       if (isPartMissing(err)) throw unloaded(err);

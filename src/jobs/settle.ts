@@ -12,17 +12,25 @@ import {
   releaseMany,
 } from "./queue.ts";
 
-/** Thrown by a handler to run the job again after `delayMs` without counting an attempt. */
+/**
+ * Thrown by a handler to run the job again after `delayMs` without counting
+ * an attempt; with `hold`, the job is held on that key (see HoldJob in
+ * errors.ts): wakeHeld() of the key runs it at once.
+ */
 export class Snooze extends Error {
   override readonly name = "Snooze";
-  constructor(readonly delayMs: number, reason?: string) {
+  constructor(
+    readonly delayMs: number,
+    reason?: string,
+    readonly hold?: string,
+  ) {
     super(reason ?? `Snoozed for ${delayMs} ms`);
   }
 }
 
 export type Outcome =
   | { type: "complete" }
-  | { type: "snooze"; delayMs: number }
+  | { type: "snooze"; delayMs: number; hold?: string }
   | { type: "fail"; error: string; retryable: boolean; retryAfterMs?: number };
 
 const SETTLE_TRIES = 4;
@@ -48,7 +56,10 @@ function describe(err: unknown): string {
 export function classify(err: unknown): Outcome {
   try {
     if (err instanceof Snooze) {
-      return { type: "snooze", delayMs: finite(err.delayMs) ?? 0 };
+      const delayMs = finite(err.delayMs) ?? 0;
+      return err.hold === undefined
+        ? { type: "snooze", delayMs }
+        : { type: "snooze", delayMs, hold: err.hold };
     }
     if (err instanceof AppError) {
       const out: Outcome = {
@@ -161,10 +172,14 @@ export class Settler {
       const states = await failMany(db, failed.map(failureOf(now)), now);
       await releaseMany(
         db,
-        snoozed.map((p) => ({
-          job: p.job,
-          runAt: addMs(now, (p.outcome as { delayMs: number }).delayMs),
-        })),
+        snoozed.map((p) => {
+          const o = p.outcome as Extract<Outcome, { type: "snooze" }>;
+          return {
+            job: p.job,
+            runAt: addMs(now, o.delayMs),
+            ...(o.hold === undefined ? {} : { hold: o.hold }),
+          };
+        }),
         now,
       );
       return { completed, states };

@@ -59,6 +59,8 @@ export interface JobRow {
   uniqueKey: string | null;
   groupKey: string | null;
   errors: JobError[];
+  /** When the job was first held (HoldJob); null for a job never held. */
+  heldSince?: string | null;
   /**
    * Where the claim found the row (SQLite's rowid): settling goes to it
    * directly instead of searching the id index, the id still checked.

@@ -1,7 +1,14 @@
 import { Hono } from "hono";
 import { controlRoutes } from "./control.ts";
+import { managementControlRoutes } from "./management_control.ts";
+import { managementAccountControlRoutes } from "./management_account_control.ts";
 import { handleMediaDownload, handleMediaInfo } from "./media.ts";
 import { handleMessages } from "./messages_route.ts";
+import {
+  managementGraphHandler,
+  managementPostHandler,
+} from "./management_routes.ts";
+import { handleDebugToken } from "./app_routes.ts";
 import { graphErrorResponse } from "./sim_errors.ts";
 import { socialControlRoutes } from "./social_control.ts";
 import { socialGraphHandler } from "./social_routes.ts";
@@ -12,6 +19,12 @@ function graphRoutes(state: SimulatorState): Hono {
   const app = new Hono();
   // Instagram and Facebook objects first; other ids fall through.
   app.get("/:id{[0-9_]+}/:edge?", socialGraphHandler(state));
+  app.get("/:id{[0-9]+}/:edge?", managementGraphHandler(state));
+  app.get("/debug_token", (c) => handleDebugToken(state, c.req.raw));
+  app.post(
+    "/:id{[0-9]+}/:edge{subscribed_apps|register|subscriptions}",
+    managementPostHandler(state),
+  );
   app.post(
     "/:phoneNumberId/messages",
     (c) => handleMessages(state, c.req.raw, c.req.param("phoneNumberId")),
@@ -27,6 +40,8 @@ function graphRoutes(state: SimulatorState): Hono {
 export function createSimulatorApp(state: SimulatorState): Hono {
   const app = new Hono();
   app.route("/_sim/social", socialControlRoutes(state));
+  app.route("/_sim", managementControlRoutes(state));
+  app.route("/_sim", managementAccountControlRoutes(state));
   app.route("/_sim", controlRoutes(state));
   app.get(
     "/_media/:id",

@@ -18,7 +18,7 @@ import {
 const CALLBACK_TIMEOUT_MS = 10_000;
 
 export interface DeliveryInfo {
-  kind: "status" | "inbound";
+  kind: "status" | "inbound" | "management";
   wamid: string;
   status?: string;
   duplicate?: boolean;
@@ -58,6 +58,11 @@ export function webhookEnvelope(
   };
 }
 
+/** JSON text sent as written (integers past 2^53, which a JS number cannot hold). */
+export class RawJson {
+  constructor(readonly text: string) {}
+}
+
 /**
  * POSTs a payload to the callback URL as Meta does: escaped-unicode JSON signed
  * with X-Hub-Signature-256. With `retry`, failed attempts follow state.retryDelaysMs.
@@ -68,7 +73,9 @@ export async function deliverSigned(
   info: DeliveryInfo,
   opts: { retry: boolean; signal: AbortSignal },
 ): Promise<DeliveryResult> {
-  const raw = escapeUnicode(JSON.stringify(payload));
+  const raw = escapeUnicode(
+    payload instanceof RawJson ? payload.text : JSON.stringify(payload),
+  );
   const signature = signMetaBody(state.appSecret, raw);
   const waits = opts.retry ? [0, ...state.retryDelaysMs] : [0];
   let result: DeliveryResult = {

@@ -9,6 +9,7 @@ import {
   resetSimulator,
   type SimulatorState,
 } from "./state.ts";
+import { healthOf } from "./waba_state.ts";
 
 const rate = z.number().min(0).max(1);
 const delay = z.number().int().min(0);
@@ -37,6 +38,8 @@ const NumberInput = z.strictObject({
   phoneNumberId: z.string().min(1),
   displayPhoneNumber: z.string().regex(/^\+?[0-9 ()-]{5,25}$/),
   wabaId: z.string().min(1).optional(),
+  /** The number's display name at Meta (GET /{phone-number-id} verified_name). */
+  verifiedName: z.string().min(1).optional(),
 });
 
 /** A media object made in the simulator (large test files never travel as JSON). */
@@ -47,17 +50,19 @@ const MediaInput = z.strictObject({
 
 const CallbackInput = z.strictObject({ url: z.url({ protocol: /^https?$/ }) });
 
-function badRequest(message: string): Response {
+export function badRequest(message: string): Response {
   return Response.json({ error: { message } }, { status: 400 });
 }
 
-async function parse<T>(
+/** The request body read with `schema` (an empty one as `{}`), or the 400 answer. */
+export async function parse<T>(
   req: Request,
   schema: z.ZodType<T>,
 ): Promise<{ data: T } | { error: Response }> {
   let raw: unknown;
   try {
-    raw = await req.json();
+    const text = await req.text();
+    raw = text === "" ? {} : JSON.parse(text);
   } catch {
     return { error: badRequest("Request body must be JSON") };
   }
@@ -150,6 +155,9 @@ export function controlRoutes(state: SimulatorState): Hono {
       wabaId: parsed.data.wabaId ?? DEFAULT_WABA_ID,
     };
     state.numbers.set(n.phoneNumberId, n);
+    if (parsed.data.verifiedName) {
+      healthOf(state, n.phoneNumberId).verified_name = parsed.data.verifiedName;
+    }
     return Response.json(n);
   });
   app.post("/media", async (c) => {

@@ -1,6 +1,7 @@
 import { scheduleStatuses } from "./callbacks.ts";
 import { graphErrorResponse } from "./sim_errors.ts";
 import { validateSend } from "./send_validation.ts";
+import { managementState } from "./waba_state.ts";
 import {
   digitsOf,
   type FailRule,
@@ -74,9 +75,34 @@ export async function handleMessages(
       }) does not exist in ${language}`,
     });
   }
+  if (msg.type === "template") {
+    const refused = templateRefusal(state, phoneNumberId, template!);
+    if (refused) return refused;
+  }
   const rule = takeFailRule(state, to);
   if (rule?.mode === "sync") return graphErrorResponse(rule.code);
   return accept(state, msg, phoneNumberId, rule?.code ?? null);
+}
+
+/**
+ * A send of a template the number's WABA has paused (132015) or disabled
+ * (132016), as Meta refuses it; a WABA the simulator does not manage (or a
+ * template it does not know) lets every template through.
+ */
+function templateRefusal(
+  state: SimulatorState,
+  phoneNumberId: string,
+  template: Obj,
+): Response | null {
+  const wabaId = state.numbers.get(phoneNumberId)?.wabaId;
+  const waba = wabaId ? managementState(state).wabas.get(wabaId) : undefined;
+  const language = (template.language as Obj | undefined)?.code;
+  const known = waba?.templates.find((t) =>
+    t.name === template.name && t.language === language
+  );
+  if (known?.status === "PAUSED") return graphErrorResponse(132015);
+  if (known?.status === "DISABLED") return graphErrorResponse(132016);
+  return null;
 }
 
 /** The phone number of a send, else its BSUID `recipient` (validated before). */

@@ -54,7 +54,7 @@ export interface ReadRecord {
 }
 
 export interface CallbackRecord {
-  kind: "status" | "inbound";
+  kind: "status" | "inbound" | "management";
   wamid: string;
   status: string | null;
   attempt: number;

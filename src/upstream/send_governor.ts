@@ -8,6 +8,39 @@ import {
 
 export type SendLane = "live" | "batch";
 
+/** Meta's rate for a number at throughput level HIGH (reference meta-management.md §3.2). */
+export const HIGH_THROUGHPUT_RATE = 1_000;
+/** Meta's fixed rate for a number shared with the WhatsApp Business app (coexistence). */
+export const BIZ_APP_RATE = 20;
+
+/** What the rate of a number depends on (a Channel will do). */
+export interface RatedNumber {
+  /** The operator's explicit rate (`--send-rate`); null for none. */
+  sendRate: number | null;
+  /** `throughput.level` as Meta last reported it. */
+  throughputLevel: string | null;
+  onBizApp: boolean;
+}
+
+/**
+ * Messages per second for one number: the operator's explicit rate, else
+ * 1,000 (capped by `maxRate`, SEND_RATE_MAX) for throughput level HIGH,
+ * else 20 for a number shared with the WhatsApp Business app, else
+ * `defaultRate` (SEND_RATE_PER_SECOND, 80). Pure, so wherever the governor
+ * lives can call it.
+ */
+export function sendRateOf(
+  number: RatedNumber,
+  limits: { defaultRate: number; maxRate: number },
+): number {
+  if (number.sendRate !== null) return number.sendRate;
+  if (number.throughputLevel?.toUpperCase() === "HIGH") {
+    return Math.min(HIGH_THROUGHPUT_RATE, limits.maxRate);
+  }
+  if (number.onBizApp) return BIZ_APP_RATE;
+  return limits.defaultRate;
+}
+
 /** The timer the governor schedules wake-ups with; tests inject a fake one. */
 export interface GovernorTimer {
   setTimeout(callback: () => void, ms: number): unknown;
@@ -16,6 +49,8 @@ export interface GovernorTimer {
 
 export interface SendGovernorOptions {
   defaultRatePerSecond: number;
+  /** SEND_RATE_MAX: the rate a HIGH throughput level gives is capped by it. @default 1000 */
+  maxRatePerSecond?: number;
   clock?: { now(): Date };
   timer?: GovernorTimer;
   /** Who hands out send slots: this process (the default) or the database (several instances). */
@@ -62,6 +97,8 @@ const systemTimer: GovernorTimer = {
  * at most one timer.
  */
 export class SendGovernor {
+  /** What sendRateOf() needs besides the number. */
+  readonly limits: { defaultRate: number; maxRate: number };
   #defaultRate: number;
   #clock: { now(): Date };
   #timer: GovernorTimer;
@@ -71,6 +108,10 @@ export class SendGovernor {
 
   constructor(opts: SendGovernorOptions) {
     this.#defaultRate = checkRate(opts.defaultRatePerSecond);
+    this.limits = {
+      defaultRate: this.#defaultRate,
+      maxRate: checkRate(opts.maxRatePerSecond ?? HIGH_THROUGHPUT_RATE),
+    };
     this.#clock = opts.clock ?? { now: () => new Date() };
     this.#timer = opts.timer ?? systemTimer;
     this.#source = opts.slots ?? new MemorySlots();

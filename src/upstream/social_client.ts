@@ -1,6 +1,11 @@
-/** Read-only Graph API client for Instagram and Facebook Page objects, with the usage headers of §8.5. */
+/**
+ * A Graph API client for JSON objects and edges, with the usage headers of
+ * §8.5: the Instagram and Facebook Page reads, and the WhatsApp management
+ * calls (meta_management.ts: templates, numbers, subscriptions).
+ */
 import { UpstreamError } from "./graph_api.ts";
 import { classifyGraphError, parseJson } from "./graph_errors.ts";
+import { parseJsonExact } from "../text.ts";
 
 export interface SocialClientOptions {
   /** META_GRAPH_URL, e.g. https://graph.facebook.com/v22.0. */
@@ -8,6 +13,8 @@ export interface SocialClientOptions {
   fetch?: typeof fetch;
   /** Per-call deadline; default 15 s. */
   timeoutMs?: number;
+  /** Read integers past 2^53 as strings (parseJsonExact): Meta's ids. */
+  exactIntegers?: boolean;
 }
 
 /** How close the upstream says this caller is to its limits. */
@@ -23,17 +30,27 @@ export interface SocialResponse {
   usage: GraphUsage;
 }
 
-/** One GET on a Graph object or edge: `path` without the version, `query` without the token. */
+export interface CallOptions {
+  signal?: AbortSignal;
+  /** Told the usage headers of every answer, an error's included. */
+  onUsage?: (usage: GraphUsage) => void;
+}
+
+/** Calls on Graph objects and edges: `path` without the version, `query` without the token. */
 export interface SocialClient {
+  /** One GET. */
   get(
     accessToken: string,
     path: string,
     query: Record<string, string>,
-    opts?: {
-      signal?: AbortSignal;
-      /** Told the usage headers of every answer, an error's included. */
-      onUsage?: (usage: GraphUsage) => void;
-    },
+    opts?: CallOptions,
+  ): Promise<SocialResponse>;
+  /** One POST with a JSON body (Graph takes JSON as it takes form fields). */
+  post(
+    accessToken: string,
+    path: string,
+    body: Record<string, unknown>,
+    opts?: CallOptions,
   ): Promise<SocialResponse>;
 }
 
@@ -44,50 +61,81 @@ export function createSocialClient(options: SocialClientOptions): SocialClient {
   const base = options.baseUrl.replace(/\/+$/, "");
   const doFetch = options.fetch ?? globalThis.fetch;
   const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
-  return {
-    async get(accessToken, path, query, opts = {}) {
-      const url = `${base}/${path.replace(/^\/+/, "")}?${new URLSearchParams(
-        query,
-      )}`;
-      const timeout = AbortSignal.timeout(timeoutMs);
-      let res: Response;
-      let text: string;
-      try {
-        res = await doFetch(url, {
-          headers: { Authorization: `Bearer ${accessToken}` },
-          signal: opts.signal
-            ? AbortSignal.any([timeout, opts.signal])
-            : timeout,
-        });
-        text = await res.text();
-      } catch (err) {
-        throw new UpstreamError(
-          timeout.aborted
-            ? `Graph API did not answer within ${timeoutMs} ms`
-            : `Cannot reach the Graph API: ${(err as Error)?.message ?? err}`,
-          { category: "network", retryable: true, cause: err },
-        );
-      }
-      const usage = readUsage(res.headers);
-      opts.onUsage?.(usage);
-      const body = parseJson(text);
-      if (!res.ok) {
-        const error = classifyGraphError(res.status, body, res.headers, {
-          subject: `the read of "${path}"`,
-        });
-        throw usage.regainMs > 0 && error.throttled
-          ? withRetryAfter(error, usage.regainMs)
-          : error;
-      }
-      if (typeof body !== "object" || body === null || Array.isArray(body)) {
-        throw new UpstreamError(
-          `Graph API answered the read of "${path}" with no JSON object`,
-          { category: "invalid_response", retryable: false },
-        );
-      }
-      return { body: body as Record<string, unknown>, usage };
+  const parse = options.exactIntegers ? parseExact : parseJson;
+  async function call(
+    accessToken: string,
+    path: string,
+    request: {
+      method: "GET" | "POST";
+      query?: Record<string, string>;
+      body?: Record<string, unknown>;
     },
+    opts: CallOptions,
+  ): Promise<SocialResponse> {
+    const query = request.query && Object.keys(request.query).length
+      ? `?${new URLSearchParams(request.query)}`
+      : "";
+    const url = `${base}/${path.replace(/^\/+/, "")}${query}`;
+    const timeout = AbortSignal.timeout(timeoutMs);
+    let res: Response;
+    let text: string;
+    try {
+      const headers: Record<string, string> = {
+        Authorization: `Bearer ${accessToken}`,
+      };
+      if (request.body) headers["Content-Type"] = "application/json";
+      res = await doFetch(url, {
+        method: request.method,
+        headers,
+        body: request.body ? JSON.stringify(request.body) : undefined,
+        signal: opts.signal ? AbortSignal.any([timeout, opts.signal]) : timeout,
+      });
+      text = await res.text();
+    } catch (err) {
+      throw new UpstreamError(
+        timeout.aborted
+          ? `Graph API did not answer within ${timeoutMs} ms`
+          : `Cannot reach the Graph API: ${(err as Error)?.message ?? err}`,
+        { category: "network", retryable: true, cause: err },
+      );
+    }
+    const usage = readUsage(res.headers);
+    opts.onUsage?.(usage);
+    const body = parse(text);
+    const what = request.method === "GET"
+      ? `the read of "${path}"`
+      : `the call to "${path}"`;
+    if (!res.ok) {
+      const error = classifyGraphError(res.status, body, res.headers, {
+        subject: what,
+      });
+      throw usage.regainMs > 0 && error.throttled
+        ? withRetryAfter(error, usage.regainMs)
+        : error;
+    }
+    if (typeof body !== "object" || body === null || Array.isArray(body)) {
+      throw new UpstreamError(
+        `Graph API answered ${what} with no JSON object`,
+        { category: "invalid_response", retryable: false },
+      );
+    }
+    return { body: body as Record<string, unknown>, usage };
+  }
+  return {
+    get: (accessToken, path, query, opts = {}) =>
+      call(accessToken, path, { method: "GET", query }, opts),
+    post: (accessToken, path, body, opts = {}) =>
+      call(accessToken, path, { method: "POST", body }, opts),
   };
+}
+
+/** parseJsonExact(), undefined when the text is not JSON (as parseJson). */
+function parseExact(text: string): unknown {
+  try {
+    return parseJsonExact(text);
+  } catch {
+    return undefined;
+  }
 }
 
 /** The same error, told to wait what the usage header says. */

@@ -1,8 +1,5 @@
 import assert from "node:assert/strict";
-import {
-  seedDemoTemplates,
-  templatesCommand,
-} from "../../src/cli/templates_cli.ts";
+import { templatesCommand } from "../../src/cli/templates_cli.ts";
 import { UsageError } from "../../src/cli/args.ts";
 import { AppError } from "../../src/errors.ts";
 import { engineTest, type Harness } from "../_harness.ts";
@@ -160,27 +157,3 @@ engineTest(
     assert.equal(rows.length, 0);
   },
 );
-
-engineTest("seedDemoTemplates adds two approved templates once", async (h) => {
-  const { account, channel } = h.tenant;
-  await seedDemoTemplates(h.container, account.id, channel.id);
-  await seedDemoTemplates(h.container, account.id, channel.id);
-  const rows = await h.container.db.selectFrom("templates").selectAll()
-    .orderBy("name").execute();
-  assert.deepEqual(
-    rows.map((r) => [r.name, r.language, r.category, r.status, r.channel_id]),
-    [
-      ["order_update", "es_AR", "UTILITY", "approved", channel.id],
-      ["welcome", "en_US", "MARKETING", "approved", null],
-    ],
-  );
-  assert.deepEqual(JSON.parse(rows[0]!.components), [
-    { type: "BODY", text: "Hola {{1}}, tu pedido {{2}} está en camino." },
-  ]);
-  const welcome = JSON.parse(rows[1]!.components);
-  assert.deepEqual(welcome.map((c: { type: string }) => c.type), [
-    "HEADER",
-    "BODY",
-  ]);
-  assert.equal(welcome[1].text, "Hi {{1}}, welcome to Demo Business!");
-});

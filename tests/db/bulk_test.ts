@@ -36,7 +36,8 @@ async function readJobs(db: Executor, ids: string[]) {
     .where("id", "in", ids).execute();
   const byId = new Map(rows.map((r) => [r.id, r]));
   return ids.map((id) => {
-    const r = byId.get(id)!;
+    // A held job's columns (migration 0021) are not given by these rows.
+    const { hold_key: _key, held_since: _since, ...r } = byId.get(id)!;
     return {
       ...r,
       priority: Number(r.priority),

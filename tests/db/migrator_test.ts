@@ -14,17 +14,11 @@ import { startSqld } from "../_support/sqld.ts";
 
 const NAMES = Object.keys(migrations);
 
-/** Each migration after 0017 and the statements that undo it (add yours). */
+/** Each migration after 0021 and the statements that undo it (add yours). */
 const UNDO_LATER: Record<string, string[]> = {
-  "0018_panel_agents": [
-    "drop table agent_sessions",
-    "drop table agent_login_links",
-    "alter table messages drop column agent_id",
-  ],
-  "0019_conversations_activity_idx": ["drop index conversations_activity_idx"],
-  "0020_rate_buckets": ["drop table rate_buckets"],
-  "0021_send_slots": ["drop table send_slots"],
-  "0022_batch_guard": ["drop table batch_guard"],
+  "0022_rate_buckets": ["drop table rate_buckets"],
+  "0023_send_slots": ["drop table send_slots"],
+  "0024_batch_guard": ["drop table batch_guard"],
 };
 
 /** The database with a plugin that counts the statements run through it. */
@@ -69,6 +63,10 @@ engineTest(
       "0015_drop_conversations_contact_idx",
       "0016_webhook_batch_lane",
       "0017_webhook_jobs_owned_groups",
+      "0018_panel_agents",
+      "0019_conversations_activity_idx",
+      "0020_meta_sync",
+      "0021_job_holds",
       ...Object.keys(UNDO_LATER),
     ]);
 
@@ -118,10 +116,15 @@ engineTest(
       },
       { kind: "webhook.deliver", payload: {}, priority: 10, groupKey: "gone" },
     ], h.clock.now());
-    // The migrations after those: undone (in reverse), to be applied again in order.
+    // The newest first: those of UNDO_LATER, then 0021 to 0018.
     for (const undo of Object.values(UNDO_LATER).reverse()) {
       for (const statement of undo) await sql.raw(statement).execute(db);
     }
+    await undoMetaSync(db);
+    await sql`drop index conversations_activity_idx`.execute(db);
+    await sql`drop table agent_sessions`.execute(db);
+    await sql`drop table agent_login_links`.execute(db);
+    await sql`alter table messages drop column agent_id`.execute(db);
     for (const name of pending) {
       await sql`delete from kysely_migration where name = ${name}`.execute(db);
     }
@@ -163,6 +166,59 @@ engineTest(
     );
   },
 );
+
+/** The schema before 0018 and 0019 (their tables, columns and indexes gone). */
+async function undoMetaSync(db: Db): Promise<void> {
+  const columns: Record<string, string[]> = {
+    templates: [
+      "waba_id",
+      "source",
+      "meta_status",
+      "parameter_format",
+      "quality_score",
+      "rejected_reason",
+      "previous_category",
+      "correct_category",
+      "flagged_at",
+      "synced_at",
+      "status_event_at",
+      "quality_event_at",
+      "category_event_at",
+      "refresh_requested_at",
+    ],
+    channels: [
+      "throughput_level",
+      "messaging_limit",
+      "health_checked_at",
+      "on_biz_app",
+      "meta_status",
+      "name_status",
+      "status_reason",
+      "disconnected_by",
+      "restrictions",
+      "name_event_at",
+      "limit_event_at",
+    ],
+    jobs: ["hold_key", "held_since"],
+  };
+  for (
+    const index of [
+      "templates_waba_key_idx",
+      "channels_waba_idx",
+      "jobs_hold_idx",
+    ]
+  ) {
+    await sql`drop index ${sql.raw(index)}`.execute(db);
+  }
+  for (const [table, names] of Object.entries(columns)) {
+    for (const name of names) {
+      await sql`alter table ${sql.raw(table)} drop column ${sql.raw(name)}`
+        .execute(db);
+    }
+  }
+  await sql`drop table meta_events`.execute(db);
+  await sql`drop table wabas`.execute(db);
+}
 
 engineTest(
   "a database without the migration table is not current",

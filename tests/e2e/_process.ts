@@ -41,7 +41,9 @@ export function programCommand(
   };
 }
 
-function childEnv(env: Record<string, string>): Record<string, string> {
+export function childEnv(
+  env: Record<string, string>,
+): Record<string, string> {
   const out: Record<string, string> = {};
   for (const [k, v] of Object.entries(Deno.env.toObject())) {
     if (!APP_ENV.has(k)) out[k] = v;

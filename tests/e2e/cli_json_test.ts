@@ -19,8 +19,18 @@ async function usageCommands(): Promise<string[]> {
   return [...new Set(commands)];
 }
 
-/** One run of each command, in an order where each finds what it needs. */
-const ROWS: Array<[string, string[]]> = [
+/** The number the simulator has in WABA 1022 for `channels connect`. */
+const SIM_NUMBER = {
+  phoneNumberId: "1066",
+  displayPhoneNumber: "+5491122334466",
+  wabaId: "1022",
+};
+
+/**
+ * One run of each command, in an order where each finds what it needs (the
+ * exit code when it is not 0: doctor finds what blocks this setup).
+ */
+const ROWS: Array<[string, string[], number?]> = [
   ["migrate", ["migrate"]],
   ["accounts create", [
     "accounts",
@@ -55,6 +65,18 @@ const ROWS: Array<[string, string[]]> = [
     "disconnected",
   ]],
   ["channels list", ["channels", "list", "--account", "acme"]],
+  ["channels connect", [
+    "channels",
+    "connect",
+    "--account",
+    "acme",
+    "--waba-id",
+    SIM_NUMBER.wabaId,
+    "--phone-number-id",
+    SIM_NUMBER.phoneNumberId,
+    "--access-token",
+    "EAAG-test-token",
+  ]],
   ["templates create", createTemplateArgs("es_AR", "approved")],
   ["templates update", [
     "templates",
@@ -66,6 +88,9 @@ const ROWS: Array<[string, string[]]> = [
     "--status",
     "paused",
   ]],
+  ["templates sync", ["templates", "sync", "--account", "acme"]],
+  // No META_APP_SECRET here: receiving is blocked.
+  ["doctor", ["doctor", "--account", "acme"], 1],
   ["agents create", ["agents", "create", "--account", "acme", "--name", "Ana"]],
   ["agents list", ["agents", "list", "--account", "acme"]],
   // (The usage's `agents login-link`, read up to its dash.)
@@ -103,14 +128,33 @@ function bannerOf(stdout: string): Record<string, unknown> | undefined {
   return lines.find((l) => "graphUrl" in l);
 }
 
+/** Starts `main.ts simulator` and waits for its banner. */
+async function startSimulatorProc(): Promise<{ proc: Proc; url: string }> {
+  const port = freePort();
+  const proc = new Proc(["simulator", "--port", String(port), "--json"], {});
+  const banner = await waitFor(() => bannerOf(proc.stdout), {
+    timeoutMs: 30_000,
+    what: "the simulator's banner",
+  });
+  return { proc, url: banner.url as string };
+}
+
 Deno.test("every command of the usage prints JSON with --json", async () => {
   const dir = await Deno.makeTempDir({ prefix: "bm-e2e-cli-json-" });
+  const meta = await startSimulatorProc();
+  const res = await fetch(`${meta.url}/_sim/numbers`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify(SIM_NUMBER),
+  });
+  assert.equal(res.status, 200, await res.text());
   const env = {
     DATA_DIR: dir,
     DATABASE_URL: `file:${dir}/app.db`,
     SECRET_KEY: TEST_SECRET_KEY,
     PUBLIC_BASE_URL: "https://inbox.example.com",
     LOG_LEVEL: "warn",
+    META_GRAPH_URL: `${meta.url}/v22.0`,
   };
   try {
     const covered = new Set(["simulator", ...ROWS.map(([name]) => name)]);
@@ -120,9 +164,9 @@ Deno.test("every command of the usage prints JSON with --json", async () => {
     assert.deepEqual(missing, [], "commands of the usage without a row");
 
     const outputs: Record<string, unknown> = {};
-    for (const [name, args] of ROWS) {
+    for (const [name, args, code = 0] of ROWS) {
       const r = await runCli([...args, "--json"], env);
-      assert.equal(r.code, 0, `${name}: ${r.stderr}`);
+      assert.equal(r.code, code, `${name}: ${r.stderr}`);
       assert.notEqual(r.json, undefined, `${name} printed:\n${r.stdout}`);
       outputs[name] = r.json;
     }
@@ -142,6 +186,29 @@ Deno.test("every command of the usage prints JSON with --json", async () => {
       (outputs["templates update"] as { status: string }).status,
       "paused",
     );
+    const connected = outputs["channels connect"] as {
+      channels: { upstreamPhoneNumberId: string; created: boolean }[];
+      templates: { templates: number };
+    };
+    assert.deepEqual(
+      connected.channels.map((c) => [c.upstreamPhoneNumberId, c.created]),
+      [["1066", true]],
+    );
+    assert.ok(connected.templates.templates > 25);
+    const synced = outputs["templates sync"] as {
+      synced: { wabaId: string }[];
+      failed: unknown[];
+    };
+    assert.deepEqual(synced.synced.map((s) => s.wabaId), ["1022"]);
+    assert.deepEqual(synced.failed, []);
+    const doctor = outputs.doctor as {
+      checks: { name: string; ok: boolean; fix: string | null }[];
+    };
+    const failed = doctor.checks.filter((c) => !c.ok).map((c) => c.name);
+    // No META_APP_SECRET here (PUBLIC_BASE_URL is set, for the login link).
+    assert.ok(failed.includes("META_APP_SECRET"), JSON.stringify(doctor));
+    assert.ok(!failed.includes("PUBLIC_BASE_URL"), JSON.stringify(doctor));
+    assert.ok(doctor.checks.every((c) => c.ok || c.fix), "a fix for each");
     assert.deepEqual(outputs["agents revoke"], {
       id: (outputs["agents create"] as { id: string }).id,
       revoked: true,
@@ -165,6 +232,8 @@ Deno.test("every command of the usage prints JSON with --json", async () => {
       await within(sim.status, 10_000, "the simulator to stop");
     }
   } finally {
+    meta.proc.signal("SIGTERM");
+    await within(meta.proc.status, 10_000, "the simulator to stop");
     await Deno.remove(dir, { recursive: true });
   }
 });

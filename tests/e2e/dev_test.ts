@@ -112,14 +112,18 @@ Deno.test("dev seeds a working demo account and keeps it across a restart", asyn
             ]),
             [[first.channelId, first.phoneNumber, "connected"]],
           );
-          const templates = await call("/templates");
+          // Synced from the simulator's WABA, as a real one is from Meta.
+          const templates = await call("/templates?pageSize=100");
           assert.equal(templates.status, 200);
-          assert.equal(templates.body.data.length, 2);
-          assert.ok(
-            templates.body.data.every((x: { status: string }) =>
-              x.status === "approved"
-            ),
-          );
+          assert.equal(templates.body.meta.total, 34);
+          const byKey = new Map(
+            templates.body.data.map((
+              x: { name: string; language: string; status: string },
+            ) => [`${x.name}/${x.language}`, x]),
+          ) as Map<string, Record<string, unknown>>;
+          assert.equal(byKey.get("order_update/es_AR")?.status, "approved");
+          assert.equal(byKey.get("summer_sale/en_US")?.status, "paused");
+          assert.equal(byKey.get("order_update/es_AR")?.source, "meta");
           const conversations = await call("/conversations");
           assert.equal(conversations.status, 200);
           assert.ok(Array.isArray(conversations.body.data));
@@ -158,6 +162,51 @@ Deno.test("dev seeds a working demo account and keeps it across a restart", asyn
           // The token is in no log line.
           const token = url.searchParams.get("token")!;
           assert.ok(!server.proc.stderr.includes(token));
+        },
+      );
+
+      await t.step(
+        "a template paused in the simulator is refused at the next send, and goes again once approved",
+        async () => {
+          const send = () =>
+            api(server.baseUrl, first.apiKey, "POST", "/messages", {
+              body: {
+                phoneNumberId: first.channelId,
+                to: "+5491122334466",
+                type: "template",
+                template: {
+                  name: "order_update",
+                  language: { code: "es_AR" },
+                  components: [{
+                    type: "body",
+                    parameters: [
+                      { type: "text", text: "Ana" },
+                      { type: "text", text: "A-1" },
+                    ],
+                  }],
+                },
+              },
+            });
+          assert.equal((await send()).status, 201);
+          // README's curl.
+          const status = (value: string) =>
+            fetch(`${first.simulatorUrl}/_sim/templates/order_update/status`, {
+              method: "POST",
+              headers: { "content-type": "application/json" },
+              body: JSON.stringify({ status: value }),
+            }).then((r) => r.body?.cancel());
+          await status("PAUSED");
+          const refused = await waitFor(async () => {
+            const r = await send();
+            return r.status === 422 ? r : null;
+          }, { timeoutMs: 10_000, what: "the paused template to be refused" });
+          assert.equal(refused.body.error.code, "TEMPLATE_NOT_APPROVED");
+          assert.match(refused.body.error.message, /paused/);
+          await status("APPROVED");
+          await waitFor(async () => (await send()).status === 201, {
+            timeoutMs: 10_000,
+            what: "the template approved again",
+          });
         },
       );
 
@@ -285,7 +334,7 @@ Deno.test("dev seeds a working demo account and keeps it across a restart", asyn
           "GET",
           "/templates",
         );
-        assert.equal(templates.body.data.length, 2, "templates seeded twice");
+        assert.equal(templates.body.meta.total, 34, "synced again, not twice");
         await chatRoundTrip(again, second, "+5491199887766");
       },
     );

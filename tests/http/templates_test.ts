@@ -54,6 +54,14 @@ engineTest(
       status: "approved",
       components: BODY,
       createdAt: h.clock.now().toISOString(),
+      // What a sync from Meta fills in (issue 28); a hand-made one is local.
+      wabaId: null,
+      source: "local",
+      metaStatus: null,
+      parameterFormat: null,
+      qualityScore: null,
+      rejectedReason: null,
+      syncedAt: null,
     });
     const global = await seed(h, { name: "welcome", language: "en_US" });
     const g = await h.request("GET", `/api/v2/templates/${global.id}`);
@@ -233,10 +241,17 @@ engineTest(
       "createdAt",
       "id",
       "language",
+      "metaStatus",
       "metaTemplateId",
       "name",
+      "parameterFormat",
       "phoneNumberId",
+      "qualityScore",
+      "rejectedReason",
+      "source",
       "status",
+      "syncedAt",
+      "wabaId",
     ]);
   },
 );

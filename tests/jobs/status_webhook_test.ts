@@ -242,6 +242,10 @@ engineTest(
     const wamids = Array.from({ length: 6 }, (_, i) => `wamid.N${i}`);
     const ids: string[] = [];
     for (const wamid of wamids) ids.push(await sentMessage(h, wamid));
+    // The first signed post verifies the channel's webhook once (two
+    // statements, tested below); the counts are of a verified channel's.
+    await h.container.db.updateTable("channels").set({ webhook_verified: 1 })
+      .execute();
     const one = await statementsOfCallbacks(h, wamids.slice(0, 1));
     const two = await statementsOfCallbacks(h, wamids.slice(1, 3));
     const three = await statementsOfCallbacks(h, wamids.slice(3, 6));
@@ -376,5 +380,22 @@ engineTest(
       jobs.map((j) => j.unique_key),
       deliveries.map((d) => `webhook.deliver:${d.id}`),
     );
+  },
+);
+
+engineTest(
+  "the first signed status callback of a WABA verifies its channels' webhook, and a verified one costs no statement for it",
+  async (h) => {
+    const wamids = ["wamid.V1", "wamid.V2"];
+    for (const wamid of wamids) await sentMessage(h, wamid);
+    const verified = async () =>
+      (await h.container.db.selectFrom("channels").select("webhook_verified")
+        .where("id", "=", h.tenant.channel.id).executeTakeFirstOrThrow())
+        .webhook_verified;
+    assert.equal(await verified(), 0);
+    const first = await statementsOfCallbacks(h, wamids.slice(0, 1));
+    assert.equal(await verified(), 1);
+    const second = await statementsOfCallbacks(h, wamids.slice(1, 2));
+    assert.equal(first - second, 2, "a select and an update, the first time");
   },
 );

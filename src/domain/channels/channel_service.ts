@@ -7,6 +7,7 @@ import { toDbTime } from "../../db/time.ts";
 import { toE164 } from "../phones/phone.ts";
 import type { Channel, ChannelStatus, QualityRating } from "./channel.ts";
 import * as repo from "./channel_repo.ts";
+import { ensureWaba } from "../wabas/waba_repo.ts";
 
 export interface Deps {
   db: Db;
@@ -47,7 +48,14 @@ export async function createChannel(
     );
   }
   const now = toDbTime(deps.clock.now());
+  // The WABA is where templates and Meta's account events live.
+  await ensureWaba(deps.db, {
+    id: input.wabaId,
+    accountId: input.accountId,
+    now,
+  });
   return await repo.insertChannel(deps.db, {
+    ...repo.UNCHECKED_CHANNEL,
     id: newId(),
     account_id: input.accountId,
     phone_number: phone,
@@ -89,11 +97,25 @@ export async function updateChannel(
   if (patch.upstreamPhoneNumberId !== undefined) {
     set.upstream_phone_number_id = patch.upstreamPhoneNumberId;
   }
-  if (patch.wabaId !== undefined) set.waba_id = patch.wabaId;
+  if (patch.wabaId !== undefined) {
+    set.waba_id = patch.wabaId;
+    await ensureWaba(deps.db, {
+      id: patch.wabaId,
+      accountId: existing.accountId,
+      now: set.updated_at!,
+    });
+  }
   if (patch.accessToken !== undefined) {
     set.access_token_enc = await deps.secrets.seal(patch.accessToken);
   }
-  if (patch.status !== undefined) set.status = patch.status;
+  if (patch.status !== undefined) {
+    // By hand: Meta's news (a health check, a reinstated WABA) never undoes it.
+    set.status = patch.status;
+    set.disconnected_by = patch.status === "disconnected" ? "operator" : null;
+    set.status_reason = patch.status === "disconnected"
+      ? "Disconnected by an operator"
+      : null;
+  }
   if (patch.qualityRating !== undefined) {
     set.quality_rating = patch.qualityRating;
   }

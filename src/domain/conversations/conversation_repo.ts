@@ -481,3 +481,15 @@ export async function findConversationsOfContacts(
     });
   });
 }
+
+/** The last time a customer wrote on any of these channels (doctor); null when never. */
+export async function lastInboundAt(
+  db: Executor,
+  channelIds: readonly string[],
+): Promise<string | null> {
+  if (channelIds.length === 0) return null;
+  const r = await db.selectFrom("conversations")
+    .select((eb) => eb.fn.max("last_inbound_at").as("at"))
+    .where("channel_id", "in", channelIds).executeTakeFirst();
+  return (r?.at as string | null | undefined) ?? null;
+}

@@ -34,6 +34,8 @@ import {
   type MetaStatus,
 } from "./meta_payload.ts";
 import type { Sender } from "./sender.ts";
+import { isRefreshCode } from "../templates/template_refresh_service.ts";
+import { refreshTemplateOf } from "../messages/queued_template_service.ts";
 import { queueInboundMedia } from "./inbound_media_service.ts";
 import {
   applyEcho,
@@ -260,5 +262,10 @@ export async function applyStatusIn(
       }
       : {}),
   }, held);
+  // Meta failed a template send on its template (edited or removed there):
+  // read it again (at most once per template per 5 minutes).
+  if (error && row.type === "template" && isRefreshCode(error.code)) {
+    await refreshTemplateOf(trx, row, deps.clock.now());
+  }
   return true;
 }

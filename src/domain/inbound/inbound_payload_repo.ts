@@ -78,3 +78,23 @@ export async function pruneInboundPayloads(
     sql`received_at < ${cutoff} and processed_at is not null and processed_at < ${cutoff}`,
   );
 }
+
+/**
+ * When the latest stored status callback naming one of these phone number
+ * ids arrived (doctor), newest first along the received index; undefined
+ * when none is kept (payloads are pruned after a week).
+ */
+export async function lastStatusPayloadAt(
+  db: Executor,
+  phoneNumberIds: readonly string[],
+): Promise<string | undefined> {
+  if (phoneNumberIds.length === 0) return undefined;
+  const names = sql.join(
+    phoneNumberIds.map((id) => sql`body like ${`%"${id}"%`}`),
+    sql` or `,
+  );
+  const { rows } = await sql<{ received_at: string }>`select received_at
+    from inbound_payloads where body like '%"statuses"%' and (${names})
+    order by received_at desc limit 1`.execute(db);
+  return rows[0]?.received_at;
+}

@@ -38,6 +38,11 @@ import { applyStatusWebhook, statusOnly } from "./status_webhook_service.ts";
 /** Webhook fields read: customer messages and statuses, and Business app echoes. */
 const HANDLED_FIELDS = ["messages", "smb_message_echoes"];
 import { findChannelByUpstreamId } from "../channels/channel_repo.ts";
+import { applyManagementChanges } from "./management_service.ts";
+import {
+  markAllWebhookVerified,
+  markWebhookVerified,
+} from "../channels/channel_repo.ts";
 
 export interface InboundDeps {
   db: Db;
@@ -50,6 +55,21 @@ export interface InboundDeps {
     metaVerifyToken: string | undefined;
   };
   jobs: { notify(lanes?: Iterable<number>): void };
+}
+
+/**
+ * Records a successful handshake: Meta reaches this server, so every
+ * channel's webhook is verified. Never fails the handshake: a write that
+ * fails is logged.
+ */
+export async function recordHandshake(
+  deps: Pick<InboundDeps, "db" | "log">,
+): Promise<void> {
+  try {
+    await markAllWebhookVerified(deps.db);
+  } catch (err) {
+    deps.log.warn("Cannot record the webhook verification", { err });
+  }
 }
 
 /** Answers Meta's verification handshake: the challenge when mode and token match. */
@@ -230,9 +250,13 @@ export async function processInboundPayload(
     ignored.push(reason);
   };
   const unmatched: StatusAt[] = [];
+  let management = false;
   for (const [e, entry] of payload.entry.entries()) {
     for (const [c, change] of entry.changes.entries()) {
-      if (!HANDLED_FIELDS.includes(change.field)) continue;
+      if (!HANDLED_FIELDS.includes(change.field)) {
+        management = true;
+        continue;
+      }
       const value = MetaValue.safeParse(change.value);
       if (!value.success) {
         skip(`change: ${firstIssue(value.error)}`);
@@ -288,6 +312,14 @@ export async function processInboundPayload(
         deps.log.warn("Upstream reported a system error", { payloadId, error });
       }
     }
+  }
+  // A signed post names its WABAs: their channels' webhook is verified.
+  await markWebhookVerified(
+    deps.db,
+    payload.entry.flatMap((entry) => entry.id ? [entry.id] : []),
+  );
+  if (management) {
+    await applyManagementChanges(deps, { payloadId, body: stored.body });
   }
   const now = deps.clock.now();
   const problems = [

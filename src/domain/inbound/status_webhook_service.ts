@@ -19,6 +19,7 @@ import { PRIORITY } from "../../jobs/queue.ts";
 import { HeldEvents } from "../events/event_service.ts";
 import { batcherOf, RecordBatcher } from "../webhooks/record_batcher.ts";
 import { applyStatusIn } from "./inbound_apply_service.ts";
+import { markWebhookVerified } from "../channels/channel_repo.ts";
 import {
   insertInboundPayloads,
   type NewInboundPayload,
@@ -165,6 +166,18 @@ async function writeCallbacks(
     if (changes.some((c) => !channels.get(c.phoneNumberId))) {
       out.push(null);
       continue;
+    }
+    // A signed post for the channel's WABA: its webhook works.
+    const unverified = changes.map((c) => channels.get(c.phoneNumberId)!)
+      .filter((ch) => !ch.webhookVerified);
+    if (unverified.length) {
+      await markWebhookVerified(trx, unverified.map((ch) => ch.wabaId));
+      for (const ch of unverified) {
+        channels.set(ch.upstreamPhoneNumberId, {
+          ...ch,
+          webhookVerified: true,
+        });
+      }
     }
     const unmatched: StatusAt[] = [];
     for (const change of changes) {

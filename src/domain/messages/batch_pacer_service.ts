@@ -1,6 +1,7 @@
 import type { Executor } from "../../db/schema.ts";
 import type { Channel } from "../channels/channel.ts";
 import { countQueuedBatch } from "./send_repo.ts";
+import { sendRateOf } from "../../upstream/send_governor.ts";
 
 /**
  * Paces batch jobs: each channel's new sends become due one send interval
@@ -11,7 +12,10 @@ import { countQueuedBatch } from "./send_repo.ts";
  */
 export class BatchPacer {
   #next = new Map<string, number>();
-  constructor(readonly now: Date, readonly defaultRate: number) {}
+  constructor(
+    readonly now: Date,
+    readonly limits: { defaultRate: number; maxRate: number },
+  ) {}
 
   async dueAt(trx: Executor, channel: Channel): Promise<Date> {
     let position = this.#next.get(channel.id);
@@ -19,7 +23,7 @@ export class BatchPacer {
       position = await countQueuedBatch(trx, channel.id);
     }
     this.#next.set(channel.id, position + 1);
-    const rate = channel.sendRate ?? this.defaultRate;
+    const rate = sendRateOf(channel, this.limits);
     return new Date(this.now.getTime() + Math.floor((position * 1000) / rate));
   }
 }

@@ -8,11 +8,21 @@ import { AppError, RetryLater } from "../../errors.ts";
 import { fromJson } from "../../db/json.ts";
 import { toDbTime } from "../../db/time.ts";
 import { type GraphApi, UpstreamError } from "../../upstream/graph_api.ts";
-import type { SendGovernor, SendLane } from "../../upstream/send_governor.ts";
+import {
+  type SendGovernor,
+  type SendLane,
+  sendRateOf,
+} from "../../upstream/send_governor.ts";
 import {
   findSendingChannel,
   type SendingChannel,
 } from "../channels/channel_repo.ts";
+import { isRefreshCode } from "../templates/template_refresh_service.ts";
+import {
+  checkTemplateStill,
+  holdForMetaPause,
+  refreshTemplateOf,
+} from "./queued_template_service.ts";
 import { cloudMessageBody } from "./outbound.ts";
 import {
   findMessageById,
@@ -55,6 +65,8 @@ export interface DeliveryOptions {
    */
   lease?: JobLease;
   markCompleted?: (done: boolean) => void;
+  /** When the send's job was first held on its template (JobRow.heldSince). */
+  heldSince?: string | null;
 }
 
 /**
@@ -75,13 +87,20 @@ const MIN_THROTTLE_WAIT_MS = 250;
 /** Tries of the write that records an accepted send (a resend would be a duplicate). */
 const RECORD_TRIES = 5;
 
-/** Marks a message failed, but only while it is still queued: a report that got further wins. */
+/**
+ * Marks a message failed, but only while it is still queued: a report that
+ * got further wins. A template send that Meta refused with a template
+ * error (`refresh`) queues a refresh of that template in the same
+ * transaction (at most one per template per 5 minutes).
+ */
 async function markFailed(
   deps: DeliveryDeps,
   messageId: string,
   error: { code: string; message: string },
+  options: { refresh?: boolean } = {},
 ): Promise<void> {
-  const now = toDbTime(deps.clock.now());
+  const at = deps.clock.now();
+  const now = toDbTime(at);
   await deps.db.transaction().execute(async (trx) => {
     const current = await findMessageById(trx, messageId);
     if (current?.status !== "queued") return;
@@ -91,6 +110,7 @@ async function markFailed(
       errorCode: error.code,
       errorMessage: error.message,
     });
+    if (options.refresh) await refreshTemplateOf(trx, current, at);
   });
 }
 
@@ -140,7 +160,9 @@ export async function failUndeliverable(
   messageId: string,
   err: unknown,
 ): Promise<void> {
-  await markFailed(deps, messageId, failureOf(err));
+  await markFailed(deps, messageId, failureOf(err), {
+    refresh: err instanceof UpstreamError && isRefreshCode(err.upstreamCode),
+  });
 }
 
 /** Sends the message once; the upstream id, or "nothing" when there is nothing left to send. */
@@ -161,11 +183,14 @@ async function sendOnce(
   if (row.recipient_id === null) {
     throw new Error(`Cannot send message "${row.id}": its contact is gone`);
   }
+  if (row.type === "template") {
+    await checkTemplateStill(deps, row, first.channel, attempt.heldSince);
+  }
   const wait = attempt.stopping ?? attempt.signal;
   try {
     await deps.governor.acquire(first.channel.id, {
       lane: row.lane as SendLane,
-      ratePerSecond: first.channel.sendRate,
+      ratePerSecond: sendRateOf(first.channel, deps.governor.limits),
       ...(wait ? { signal: wait } : {}),
     });
   } catch (err) {
@@ -195,6 +220,15 @@ async function sendOnce(
     );
     return sent.wamid;
   } catch (err) {
+    if (
+      err instanceof UpstreamError && err.upstreamCode === 132015 &&
+      row.type === "template"
+    ) {
+      throw await holdForMetaPause(deps, row, {
+        channel,
+        heldSince: attempt.heldSince,
+      }) ?? err;
+    }
     if (err instanceof UpstreamError && err.throttled) {
       const waitMs = Math.max(MIN_THROTTLE_WAIT_MS, err.retryAfterMs ?? 1000);
       // The pair limit is about one recipient: the rest of the number's sends go on.

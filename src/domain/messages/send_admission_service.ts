@@ -5,7 +5,7 @@ import type { LookupCache } from "../../db/lookup_cache.ts";
 import { AppError, type ErrorCode } from "../../errors.ts";
 import { toDbTime } from "../../db/time.ts";
 import { toE164 } from "../phones/phone.ts";
-import type { Channel } from "../channels/channel.ts";
+import { type Channel, refusingRestriction } from "../channels/channel.ts";
 import { findChannel } from "../channels/channel_repo.ts";
 import { findContactOnChannel } from "../contacts/contact_service.ts";
 import { createMissingContact } from "../contacts/contact_identity_service.ts";
@@ -106,7 +106,7 @@ async function checkTemplate(
   const { name, language } = input.template;
   const query = {
     accountId: ctx.accountId,
-    channelId: channel.id,
+    channel: { id: channel.id, wabaId: channel.wabaId },
     name,
     language: language.code,
   };
@@ -124,7 +124,9 @@ async function checkTemplate(
   if (template.status !== "approved") {
     reject(
       "TEMPLATE_NOT_APPROVED",
-      `Cannot send template "${name}" (${language.code}): its status is "${template.status}", only approved templates can be sent`,
+      `Cannot send template "${name}" (${language.code}): its status is "${template.status}"${
+        template.metaStatus ? ` (Meta: ${template.metaStatus})` : ""
+      }, only approved templates can be sent`,
     );
   }
   const problems = templateSendProblems(
@@ -140,6 +142,31 @@ async function checkTemplate(
       { details: problems },
     );
   }
+}
+
+/**
+ * A WABA Meta restricted refuses what the restriction covers: messages the
+ * business starts (a template outside the service window) under
+ * RESTRICTED_BIZ_INITIATED_MESSAGING, until it expires; replies inside an
+ * open window still go (unless Meta restricted those too).
+ */
+function checkRestriction(
+  channel: Channel,
+  send: { businessInitiated: boolean; now: string },
+): void {
+  if (channel.restrictions.length === 0) return;
+  const restriction = refusingRestriction(channel, send);
+  if (!restriction) return;
+  reject(
+    "CHANNEL_RESTRICTED",
+    `Cannot send message: Meta restricted WhatsApp Business Account "${channel.wabaId}" (${restriction.type}${
+      restriction.until ? ` until ${restriction.until}` : ""
+    }); ${
+      send.businessInitiated
+        ? "only replies inside an open service window can be sent"
+        : "replies cannot be sent either"
+    }`,
+  );
 }
 
 /** What a send reads of its conversation (a whole Conversation will do). */
@@ -258,9 +285,11 @@ export async function checkRules(
   },
 ): Promise<void> {
   const { channel, to, conversation } = where;
+  const now = toDbTime(ctx.now);
+  const expires = conversation?.serviceWindowExpiresAt ?? null;
+  const windowOpen = expires !== null && expires > now;
   if (needsServiceWindow(input.type)) {
-    const expires = conversation?.serviceWindowExpiresAt ?? null;
-    if (!expires || expires <= toDbTime(ctx.now)) {
+    if (!windowOpen) {
       reject(
         "SERVICE_WINDOW_EXPIRED",
         expires
@@ -269,6 +298,7 @@ export async function checkRules(
       );
     }
   }
+  checkRestriction(channel, { businessInitiated: !windowOpen, now });
   if (input.type === "template") await checkTemplate(trx, ctx, channel, input);
   if (input.type === "reaction") {
     const target = await findAccountMessageByWamid(

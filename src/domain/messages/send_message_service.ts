@@ -26,7 +26,7 @@ export interface SendMessageDeps {
   lookups?: LookupCache | undefined;
   /** Wakes the worker pools of the given lanes once the jobs committed. */
   jobs: { notify(lanes?: Iterable<number>): void };
-  config: { sendRatePerSecond: number };
+  config: { sendRatePerSecond: number; sendRateMax?: number };
 }
 
 export interface SendRequest<B> {

@@ -37,6 +37,7 @@ import {
   outboundMessage,
   sendJobs,
 } from "./send_rows.ts";
+import { HIGH_THROUGHPUT_RATE } from "../../upstream/send_governor.ts";
 import { BatchPacer } from "./batch_pacer_service.ts";
 import {
   admitInBatch,
@@ -160,7 +161,10 @@ function clientRefOf(raw: unknown): string | null {
  */
 export async function acceptBatch(
   trx: Executor,
-  deps: AcceptDeps & { config: { sendRatePerSecond: number } },
+  deps: AcceptDeps & {
+    /** sendRateMax: SEND_RATE_MAX (1,000 when absent). */
+    config: { sendRatePerSecond: number; sendRateMax?: number };
+  },
   accountId: string,
   input: {
     messages: unknown[];
@@ -185,7 +189,10 @@ export async function acceptBatch(
   );
   const items: BatchItem[] = [];
   const rows: Message[] = [];
-  const pacer = new BatchPacer(ctx.now, deps.config.sendRatePerSecond);
+  const pacer = new BatchPacer(ctx.now, {
+    defaultRate: deps.config.sendRatePerSecond,
+    maxRate: deps.config.sendRateMax ?? HIGH_THROUGHPUT_RATE,
+  });
   const runAt = new Map<string, Date>();
   const lastOf = new Map<string, LastMessage>();
   for (const [index, raw] of input.messages.entries()) {

@@ -18,6 +18,12 @@ import {
 } from "../../upstream/social_client.ts";
 import type { SocialGet } from "../../upstream/social_graph.ts";
 import * as repo from "./social_repo.ts";
+import { quotaCap, quotaWindow } from "../quota/call_quota.ts";
+import {
+  blockQuota,
+  readQuota,
+  takeQuotaCall,
+} from "../quota/call_quota_repo.ts";
 
 export interface SocialDeps {
   db: Db;
@@ -27,29 +33,12 @@ export interface SocialDeps {
 }
 
 const HOUR_MS = 60 * 60 * 1_000;
-/** Background refreshes stop at this share of the hourly calls. */
-export const BACKGROUND_SHARE = 0.8;
 /** How long usage at 100 % blocks calls when the upstream names no time. */
 const FULL_USAGE_BLOCK_MS = 60_000;
 
-/** The start of the hour window `now` falls in. */
-export function quotaWindow(now: Date): Date {
-  return new Date(Math.floor(now.getTime() / HOUR_MS) * HOUR_MS);
-}
-
-/** Calls a caller may take in one window: all for on-demand reads, a share for the background. */
-export function quotaCap(
-  perHour: number,
-  mode: "live" | "background",
-): number {
-  return mode === "live"
-    ? perHour
-    : Math.max(1, Math.floor(perHour * BACKGROUND_SHARE));
-}
-
 /** Milliseconds until the account may call again (end of the window, or of an upstream block). */
 async function waitMs(deps: SocialDeps, id: string, now: Date) {
-  const quota = await repo.readQuota(deps.db, id);
+  const quota = await readQuota(deps.db, "social_accounts", id);
   const windowEnd = quotaWindow(now).getTime() + HOUR_MS;
   const blocked = quota.blockedUntil ? Date.parse(quota.blockedUntil) : 0;
   return blocked > now.getTime()
@@ -91,7 +80,7 @@ export async function quotaGet(
   const cap = quotaCap(deps.config.socialCallsPerHour, options.mode);
   return async (path, query) => {
     const now = deps.clock.now();
-    const took = await repo.takeQuotaCall(deps.db, id, {
+    const took = await takeQuotaCall(deps.db, "social_accounts", id, {
       window: toDbTime(quotaWindow(now)),
       cap,
       now: toDbTime(now),
@@ -99,7 +88,7 @@ export async function quotaGet(
     if (!took) throw quotaError(id, await waitMs(deps, id, now));
     let usage: GraphUsage | undefined;
     const block = (ms: number) =>
-      repo.blockQuota(deps.db, id, toDbTime(addMs(now, ms)));
+      blockQuota(deps.db, "social_accounts", id, toDbTime(addMs(now, ms)));
     try {
       const res = await client.get(token, path, query, {
         signal: options.signal,

@@ -7,7 +7,7 @@
 import { fromJson, toJson } from "../../db/json.ts";
 import { toDbTime } from "../../db/time.ts";
 import { RetryLater } from "../../errors.ts";
-import { enqueue } from "../../jobs/queue.ts";
+import { enqueue, hasOpenJob } from "../../jobs/queue.ts";
 import type { Executor } from "../../db/schema.ts";
 import type { SocialClient } from "../../upstream/social_client.ts";
 import {
@@ -69,7 +69,11 @@ export async function queueRefresh(
   socialAccountId: string,
   input: { key: string; now: Date },
 ): Promise<boolean> {
-  if (await repo.hasOpenRefresh(db, socialAccountId)) return false;
+  const open = await hasOpenJob(db, {
+    kind: REFRESH_JOB,
+    keyPrefix: `${REFRESH_JOB}:${socialAccountId}:`,
+  });
+  if (open) return false;
   const id = await enqueue(db, {
     kind: REFRESH_JOB,
     payload: { socialAccountId },

@@ -1,5 +1,4 @@
 /** SQL of social accounts: rows, sealed tokens, the durable quota and the refresh's saved place. */
-import { sql } from "kysely";
 import type { Executor, SocialAccountsTable } from "../../db/schema.ts";
 import type { SocialAccount, SocialNetwork } from "./social.ts";
 
@@ -86,74 +85,4 @@ export async function saveRefreshState(
     updated_at: patch.at,
     ...(patch.finished ? { last_refreshed_at: patch.at } : {}),
   }).where("id", "=", id).execute();
-}
-
-/**
- * Takes one upstream call of the hour window `window` when fewer than `cap`
- * were taken in it and no upstream block is running; one statement, so two
- * workers can never both take the last call.
- */
-export async function takeQuotaCall(
-  db: Executor,
-  id: string,
-  input: { window: string; cap: number; now: string },
-): Promise<boolean> {
-  const r = await db.updateTable("social_accounts").set({
-    quota_used: sql<number>`case when quota_window_start = ${input.window}
-      then quota_used + 1 else 1 end`,
-    quota_window_start: input.window,
-  }).where("id", "=", id)
-    .where(sql<boolean>`(quota_window_start is not ${input.window}
-      or quota_used < ${input.cap})`)
-    .where((eb) =>
-      eb.or([
-        eb("blocked_until", "is", null),
-        eb("blocked_until", "<=", input.now),
-      ])
-    )
-    .returning("id").executeTakeFirst();
-  return r !== undefined;
-}
-
-export async function readQuota(
-  db: Executor,
-  id: string,
-): Promise<
-  { window: string | null; used: number; blockedUntil: string | null }
-> {
-  const r = await db.selectFrom("social_accounts")
-    .select(["quota_window_start", "quota_used", "blocked_until"])
-    .where("id", "=", id).executeTakeFirstOrThrow();
-  return {
-    window: r.quota_window_start,
-    used: r.quota_used,
-    blockedUntil: r.blocked_until,
-  };
-}
-
-/** Records an upstream block (throttling error or usage at 100 %) until `until`, never shortening one. */
-export async function blockQuota(
-  db: Executor,
-  id: string,
-  until: string,
-): Promise<void> {
-  await db.updateTable("social_accounts").set({ blocked_until: until })
-    .where("id", "=", id)
-    .where((eb) =>
-      eb.or([eb("blocked_until", "is", null), eb("blocked_until", "<", until)])
-    )
-    .execute();
-}
-
-/** Whether a refresh of the social account is queued or running (so no second one is queued). */
-export async function hasOpenRefresh(
-  db: Executor,
-  socialAccountId: string,
-): Promise<boolean> {
-  const r = await db.selectFrom("jobs").select("id")
-    .where("kind", "=", "social.refresh")
-    .where("state", "in", ["available", "running", "retryable"])
-    .where("unique_key", "like", `social.refresh:${socialAccountId}:%`)
-    .executeTakeFirst();
-  return r !== undefined;
 }

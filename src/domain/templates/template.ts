@@ -27,6 +27,12 @@ export interface TemplateComponent {
   [key: string]: unknown;
 }
 
+/** `parameter_format` of a Meta template: `{{1}}` placeholders or `{{first_name}}`. */
+export type ParameterFormat = "POSITIONAL" | "NAMED";
+
+/** Where a template comes from: synced from its WABA, or made by hand (`templates create`). */
+export type TemplateSource = "meta" | "local";
+
 export interface Template {
   id: string;
   accountId: string;
@@ -37,11 +43,27 @@ export interface Template {
   language: string;
   category: TemplateCategory;
   status: TemplateStatus;
+  /** As Meta returns them for a synced template (Meta's JSON format), as given for a local one. */
   components: TemplateComponent[];
   createdAt: string;
+  /** The WABA of a synced template (every channel of it can send it); null for a local one. */
+  wabaId: string | null;
+  source: TemplateSource;
+  /** Meta's own status (PAUSED, IN_APPEAL, LOCKED ...); null for a local template. */
+  metaStatus: string | null;
+  /** As Meta stores it; null when Meta gave none (POSITIONAL is Meta's default). */
+  parameterFormat: ParameterFormat | null;
+  /** GREEN, YELLOW, RED or UNKNOWN. */
+  qualityScore: string | null;
+  rejectedReason: string | null;
+  previousCategory: string | null;
+  correctCategory: string | null;
+  /** When Meta flagged it (at risk of being disabled; still sendable). */
+  flaggedAt: string | null;
+  syncedAt: string | null;
 }
 
-/** The Template of the API. */
+/** The Template of the API (the spec's fields, then what the sync adds). */
 export interface TemplateView {
   id: string;
   phoneNumberId: string | null;
@@ -52,6 +74,13 @@ export interface TemplateView {
   status: TemplateStatus;
   components: TemplateComponent[];
   createdAt: string;
+  wabaId: string | null;
+  source: TemplateSource;
+  metaStatus: string | null;
+  parameterFormat: ParameterFormat | null;
+  qualityScore: string | null;
+  rejectedReason: string | null;
+  syncedAt: string | null;
 }
 
 export const TEMPLATE_NAME_REGEXP = /^[a-z0-9_]{1,512}$/;
@@ -70,6 +99,13 @@ export function templateView(t: Template): TemplateView {
     status: t.status,
     components: t.components,
     createdAt: t.createdAt,
+    wabaId: t.wabaId,
+    source: t.source,
+    metaStatus: t.metaStatus,
+    parameterFormat: t.parameterFormat,
+    qualityScore: t.qualityScore,
+    rejectedReason: t.rejectedReason,
+    syncedAt: t.syncedAt,
   };
 }
 

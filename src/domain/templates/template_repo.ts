@@ -1,14 +1,16 @@
-import { type SelectQueryBuilder, sql } from "kysely";
+import { type ExpressionBuilder, type SelectQueryBuilder, sql } from "kysely";
 import type { Database, Executor, TemplatesTable } from "../../db/schema.ts";
 import { fromJson, toJson } from "../../db/json.ts";
 import type {
+  ParameterFormat,
   Template,
   TemplateCategory,
   TemplateComponent,
+  TemplateSource,
   TemplateStatus,
 } from "./template.ts";
 
-function toTemplate(r: TemplatesTable): Template {
+export function toTemplate(r: TemplatesTable): Template {
   return {
     id: r.id,
     accountId: r.account_id,
@@ -20,14 +22,59 @@ function toTemplate(r: TemplatesTable): Template {
     status: r.status as TemplateStatus,
     components: fromJson<TemplateComponent[]>(r.components, []),
     createdAt: r.created_at,
+    wabaId: r.waba_id,
+    source: r.source as TemplateSource,
+    metaStatus: r.meta_status,
+    parameterFormat: r.parameter_format as ParameterFormat | null,
+    qualityScore: r.quality_score,
+    rejectedReason: r.rejected_reason,
+    previousCategory: r.previous_category,
+    correctCategory: r.correct_category,
+    flaggedAt: r.flagged_at,
+    syncedAt: r.synced_at,
   };
 }
 
+/** The columns of a template that only a sync or Meta's webhooks fill in. */
+export const UNSYNCED_TEMPLATE = {
+  waba_id: null,
+  meta_status: null,
+  parameter_format: null,
+  quality_score: null,
+  rejected_reason: null,
+  previous_category: null,
+  correct_category: null,
+  flagged_at: null,
+  synced_at: null,
+  status_event_at: null,
+  quality_event_at: null,
+  category_event_at: null,
+  refresh_requested_at: null,
+} as const;
+
+/** What a hand-made template is given; the rest is Meta's to fill in. */
+export type LocalTemplate = Pick<
+  Template,
+  | "id"
+  | "accountId"
+  | "channelId"
+  | "metaTemplateId"
+  | "name"
+  | "language"
+  | "category"
+  | "status"
+  | "components"
+  | "createdAt"
+>;
+
+/** Stores a hand-made template (source "local"). */
 export async function insertTemplate(
   db: Executor,
-  t: Template,
+  t: LocalTemplate,
 ): Promise<Template> {
   const row: TemplatesTable = {
+    ...UNSYNCED_TEMPLATE,
+    source: "local",
     id: t.id,
     account_id: t.accountId,
     channel_id: t.channelId,
@@ -76,11 +123,36 @@ export async function setTemplateStatus(
   return Number(r.numUpdatedRows) > 0;
 }
 
+/** The channel whose sendable templates a query wants: its own, the global local ones and its WABA's. */
+export interface ChannelScope {
+  id: string;
+  /** null when the channel is unknown: its id, the global local ones only. */
+  wabaId: string | null;
+}
+
 export interface TemplateFilter {
   accountId: string;
-  /** Templates of this channel plus the global ones. */
-  channelId?: string | undefined;
+  /** What this channel can send. */
+  channel?: ChannelScope | undefined;
   status?: TemplateStatus | undefined;
+}
+
+/**
+ * What a channel can send: its own templates, the account's global local
+ * ones, and its WABA's synced ones (a WABA's templates belong to every one
+ * of its numbers, and to no other WABA's).
+ */
+function sendableOn(
+  eb: ExpressionBuilder<Database, "templates">,
+  channel: ChannelScope,
+) {
+  const global = eb.and([
+    eb("channel_id", "is", null),
+    channel.wabaId === null
+      ? eb("waba_id", "is", null)
+      : eb.or([eb("waba_id", "is", null), eb("waba_id", "=", channel.wabaId)]),
+  ]);
+  return eb.or([eb("channel_id", "=", channel.id), global]);
 }
 
 /** The filtered list query without columns or order (shared by rows, count and the plan test). */
@@ -93,12 +165,8 @@ export function templateListQuery(
     "=",
     filter.accountId,
   );
-  const channelId = filter.channelId;
-  if (channelId) {
-    q = q.where((eb) =>
-      eb.or([eb("channel_id", "=", channelId), eb("channel_id", "is", null)])
-    );
-  }
+  const channel = filter.channel;
+  if (channel) q = q.where((eb) => sendableOn(eb, channel));
   if (filter.status) q = q.where("status", "=", filter.status);
   return q;
 }
@@ -129,13 +197,17 @@ export interface TemplateNameQuery {
   accountId: string;
   name: string;
   language?: string | undefined;
-  /** Only this channel's templates and global ones, the channel's first. */
-  channelId?: string | undefined;
+  /** Only what this channel can send, its own templates before global ones. */
+  channel?: ChannelScope | undefined;
   /** Rank approved templates before any other status. */
   preferApproved?: boolean;
 }
 
-/** The most recent template of a name (and language), ranked as the query asks. */
+/**
+ * The most recent template of a name (and language), ranked as the query
+ * asks. A synced template ranks first of all: Meta's word on it (paused,
+ * disabled) is never hidden by a hand-made one of the same name.
+ */
 export async function findTemplateByName(
   db: Executor,
   query: TemplateNameQuery,
@@ -144,17 +216,26 @@ export async function findTemplateByName(
     .where("account_id", "=", query.accountId)
     .where("name", "=", query.name);
   if (query.language) q = q.where("language", "=", query.language);
-  const channelId = query.channelId;
-  if (channelId) {
-    q = q.where((eb) =>
-      eb.or([eb("channel_id", "=", channelId), eb("channel_id", "is", null)])
-    );
-  }
+  const channel = query.channel;
+  if (channel) q = q.where((eb) => sendableOn(eb, channel));
+  q = q.orderBy(sql`waba_id is null`, "asc");
   if (query.preferApproved) {
     q = q.orderBy(sql`status = 'approved'`, "desc");
   }
-  if (channelId) q = q.orderBy(sql`channel_id is null`, "asc");
+  if (channel) q = q.orderBy(sql`channel_id is null`, "asc");
   const r = await q.orderBy("created_at", "desc").orderBy("id", "desc")
     .limit(1).executeTakeFirst();
   return r ? toTemplate(r) : undefined;
+}
+
+/** How many of a WABA's templates are approved (doctor). */
+export async function countApprovedTemplates(
+  db: Executor,
+  wabaId: string,
+): Promise<number> {
+  const r = await db.selectFrom("templates")
+    .select((eb) => eb.fn.countAll<number>().as("n"))
+    .where("waba_id", "=", wabaId).where("status", "=", "approved")
+    .executeTakeFirstOrThrow();
+  return Number(r.n);
 }

@@ -90,14 +90,29 @@ export async function updateTemplateStatus(
   return (await repo.findTemplateById(deps.db, id))!;
 }
 
-/** One page of the account's templates, newest first. */
+/**
+ * The scope of what a channel of the account can send; a channel id the
+ * account does not have gets its own id (which matches nothing) and the
+ * global local templates, as before templates had a WABA.
+ */
+async function channelScope(
+  db: Executor,
+  accountId: string,
+  channelId: string | undefined,
+): Promise<repo.ChannelScope | undefined> {
+  if (!channelId) return undefined;
+  const channel = await findChannel(db, accountId, channelId);
+  return { id: channelId, wabaId: channel?.wabaId ?? null };
+}
+
+/** One page of the account's templates, newest first (with a channel: what it can send). */
 export async function listTemplates(
   deps: { db: Db },
   query: TemplateListQuery,
 ): Promise<PageResult<Template>> {
   const { items, total } = await repo.listTemplates(deps.db, {
     accountId: query.accountId,
-    channelId: query.channelId,
+    channel: await channelScope(deps.db, query.accountId, query.channelId),
     status: query.status,
     limit: query.pageSize,
     offset: (query.page - 1) * query.pageSize,
@@ -130,7 +145,12 @@ export async function getTemplateByName(
     channelId?: string | undefined;
   },
 ): Promise<Template> {
-  const found = await repo.findTemplateByName(deps.db, query);
+  const found = await repo.findTemplateByName(deps.db, {
+    accountId: query.accountId,
+    name: query.name,
+    language: query.language,
+    channel: await channelScope(deps.db, query.accountId, query.channelId),
+  });
   if (!found) {
     throw new AppError(
       "NOT_FOUND",
@@ -143,7 +163,8 @@ export async function getTemplateByName(
 }
 
 /**
- * The template a send of `name` + `language` on a channel would use: an
+ * The template a send of `name` + `language` on a channel would use: its
+ * WABA's synced one when there is one (whatever Meta says of it), else an
  * approved one if any (the channel's own before global, then most recent),
  * else the best non-approved match so the caller can say why it cannot be
  * sent; undefined when no template of that name and language exists.
@@ -152,10 +173,16 @@ export async function findSendableTemplate(
   db: Executor,
   query: {
     accountId: string;
-    channelId: string;
+    channel: { id: string; wabaId: string };
     name: string;
     language: string;
   },
 ): Promise<Template | undefined> {
-  return await repo.findTemplateByName(db, { ...query, preferApproved: true });
+  return await repo.findTemplateByName(db, {
+    accountId: query.accountId,
+    name: query.name,
+    language: query.language,
+    channel: query.channel,
+    preferApproved: true,
+  });
 }

@@ -21,12 +21,13 @@ export function metaWebhookRoutes(
   const intake = container.parts.once("Meta webhook intake", inbound);
   let secretMissingLogged = false;
   app.get("/meta/webhook", async (c) => {
-    const { verifyHandshake } = await intake();
+    const { verifyHandshake, recordHandshake } = await intake();
     const challenge = verifyHandshake(container, {
       mode: c.req.query("hub.mode"),
       token: c.req.query("hub.verify_token"),
       challenge: c.req.query("hub.challenge"),
     });
+    await recordHandshake(container);
     return c.text(challenge, 200);
   });
   app.post("/meta/webhook", async (c) => {

@@ -24,6 +24,26 @@ export const ChannelSchema = z.object({
   qualityRating: z.enum(["GREEN", "YELLOW", "RED"]),
   status: z.enum(["connected", "disconnected"]),
   webhookVerified: z.boolean(),
+  throughputLevel: z.string().nullable().openapi({
+    description:
+      "Meta's throughput level of the number (STANDARD, HIGH, NOT_APPLICABLE); null until Meta was asked",
+  }),
+  messagingLimit: z.string().nullable().openapi({
+    description: "Meta's messaging limit tier (TIER_250 ... TIER_UNLIMITED)",
+  }),
+  healthCheckedAt: z.string().nullable().openapi({
+    description: "When the number was last read from Meta",
+  }),
+  statusReason: z.string().nullable().openapi({
+    description: "Why the channel is disconnected, when it is",
+  }),
+  restrictions: z.array(z.object({
+    type: z.string(),
+    until: z.string().nullable(),
+  })).openapi({
+    description:
+      "Meta's restrictions on the channel's WABA (RESTRICTED_BIZ_INITIATED_MESSAGING refuses templates outside the service window until `until`)",
+  }),
 }).openapi("Channel");
 
 export function toChannelResponse(ch: Channel): z.infer<typeof ChannelSchema> {
@@ -36,5 +56,10 @@ export function toChannelResponse(ch: Channel): z.infer<typeof ChannelSchema> {
     qualityRating: ch.qualityRating,
     status: ch.status,
     webhookVerified: ch.webhookVerified,
+    throughputLevel: ch.throughputLevel,
+    messagingLimit: ch.messagingLimit,
+    healthCheckedAt: ch.healthCheckedAt,
+    statusReason: ch.statusReason,
+    restrictions: ch.restrictions,
   };
 }

@@ -1,6 +1,5 @@
 import { z } from "@hono/zod-openapi";
 import {
-  COMPONENT_TYPES,
   type Template,
   TEMPLATE_CATEGORIES,
   TEMPLATE_LANGUAGE_REGEXP,
@@ -10,11 +9,14 @@ import {
 import { PageQuery } from "../openapi.ts";
 
 export const TemplateComponentSchema = z.looseObject({
-  type: z.enum(COMPONENT_TYPES),
+  type: z.string().openapi({
+    description:
+      "HEADER, BODY, FOOTER, BUTTONS (and, in synced templates, any type Meta returns: CAROUSEL, LIMITED_TIME_OFFER ...)",
+  }),
   text: z.string().optional(),
 }).openapi("TemplateComponent", {
   description:
-    "`{ type, text }` with `{{1}}`, `{{2}}` placeholders; other upstream keys are kept",
+    "`{ type, text }` with `{{1}}` or `{{name}}` placeholders; a synced template's components are exactly as Meta returns them",
 });
 
 export const TemplateSchema = z.object({
@@ -29,6 +31,25 @@ export const TemplateSchema = z.object({
   status: z.enum(TEMPLATE_STATUSES),
   components: z.array(TemplateComponentSchema),
   createdAt: z.string(),
+  wabaId: z.string().nullable().openapi({
+    description:
+      "The WhatsApp Business Account a synced template belongs to (every channel of it can send it); null for a local one",
+  }),
+  source: z.enum(["meta", "local"]).openapi({
+    description: "`meta`: synced from the WABA; `local`: made by hand",
+  }),
+  metaStatus: z.string().nullable().openapi({
+    description:
+      "Meta's own status (APPROVED, PAUSED, IN_APPEAL, LOCKED ...); null for a local template",
+  }),
+  parameterFormat: z.enum(["POSITIONAL", "NAMED"]).nullable(),
+  qualityScore: z.string().nullable().openapi({
+    description: "GREEN, YELLOW, RED or UNKNOWN",
+  }),
+  rejectedReason: z.string().nullable(),
+  syncedAt: z.string().nullable().openapi({
+    description: "When the template was last read from Meta",
+  }),
 }).openapi("Template");
 
 export type TemplateResponse = z.infer<typeof TemplateSchema>;
@@ -38,7 +59,10 @@ export function toTemplateResponse(t: Template): TemplateResponse {
 }
 
 const PhoneNumberId = z.uuid({ message: "must be a UUID (a channel id)" })
-  .openapi({ description: "A channel id: its templates plus global ones" });
+  .openapi({
+    description:
+      "A channel id: what it can send (its own templates, the global ones and its WABA's)",
+  });
 
 export const TemplateListQuery = PageQuery.extend({
   phoneNumberId: PhoneNumberId.optional(),

@@ -18,6 +18,7 @@ export function messageSend(c: Container): JobDefinition<"message.send"> {
         stopping: ctx.stopping,
         lease: ctx.job,
         markCompleted: ctx.markCompleted,
+        heldSince: ctx.job.heldSince,
       }),
     onFinalFailure: ({ messageId }, error) =>
       failUndeliverable(c, messageId, error),

@@ -154,7 +154,7 @@ engineTest(
     const db = h.container.db;
     const query = {
       accountId: h.tenant.account.id,
-      channelId,
+      channel: { id: channelId, wabaId: h.tenant.channel.wabaId },
       name: "order_update",
       language: "es_AR",
     };
@@ -192,7 +192,7 @@ engineTest(
       await findSendableTemplate(db, {
         ...query,
         accountId: other.account.id,
-        channelId: other.channel.id,
+        channel: { id: other.channel.id, wabaId: other.channel.wabaId },
       }),
       undefined,
     );
@@ -208,7 +208,10 @@ engineTest(
         { accountId: h.tenant.account.id },
         {
           accountId: h.tenant.account.id,
-          channelId: h.tenant.channel.id,
+          channel: {
+            id: h.tenant.channel.id,
+            wabaId: h.tenant.channel.wabaId,
+          },
           status: "approved" as const,
         },
       ]
