@@ -147,7 +147,18 @@ engineTest(
     await blocker;
     const res = await Promise.all(pending);
     assert.deepEqual(res.map((r) => r.status), [202, 202, 202, 201]);
-    assert.equal(finished[0], "live", `finished in order ${finished}`);
+    // On embedded SQLite each request's reads wait, in arrival order, for
+    // the connection the held group has, and all four units queue before the
+    // next group: the live send is first. On libSQL every request first
+    // writes its key's rate bucket (shared by the instances), which waits
+    // for the held transaction's lock: the units reach the group commit a
+    // round trip apart, and the first batch may start a group of its own
+    // before the live send's unit arrives, never the others.
+    const ahead = h.engine === "libsql" ? 1 : 0;
+    assert.ok(
+      finished.indexOf("live") <= ahead,
+      `finished in order ${finished}`,
+    );
     assert.deepEqual(
       res.slice(0, 3).map((r) => r.body.data.accepted),
       [5, 5, 5],
