@@ -24,6 +24,7 @@ import * as m0021 from "./0021_job_holds.ts";
 import * as m0022 from "./0022_rate_buckets.ts";
 import * as m0023 from "./0023_send_slots.ts";
 import * as m0024 from "./0024_batch_guard.ts";
+import * as m0025 from "./0025_maintenance_lane.ts";
 
 export const migrations: Record<string, Migration> = {
   "0001_initial": m0001,
@@ -50,4 +51,5 @@ export const migrations: Record<string, Migration> = {
   "0022_rate_buckets": m0022,
   "0023_send_slots": m0023,
   "0024_batch_guard": m0024,
+  "0025_maintenance_lane": m0025,
 };

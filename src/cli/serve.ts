@@ -10,6 +10,13 @@ export async function serveCommand(_args: string[]): Promise<number> {
   const config = loadConfig(readEnv());
   await using container = createContainer(config);
   assertServeConfig(config);
+  if (container.engine === "libsql" && config.mediaStore.startsWith("file:")) {
+    // Several instances share the database, not this machine's disk.
+    container.log.warn(
+      "Media is stored on this machine's disk while the database is shared: with several instances, set MEDIA_STORE to an s3:// store",
+      { mediaStore: config.mediaStore },
+    );
+  }
   await migrateToLatest(container.db, { libsql: container.dbBatch });
   const running = serve(
     container,

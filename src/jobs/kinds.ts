@@ -30,8 +30,13 @@ export const PRIORITY = {
    */
   webhookBatch: 12,
   media: 20,
+  /**
+   * Cron's ticks (rescue, prune, the refreshes they queue): short, and ahead
+   * of a campaign's sends, which are due without end while one runs (at 40,
+   * behind them, a tick's job never ran during a campaign; migration 0025).
+   */
+  maintenance: 25,
   batch: 30,
-  maintenance: 40,
 } as const;
 
 /**

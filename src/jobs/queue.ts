@@ -424,7 +424,9 @@ export async function rescueExpiredLeases(db: Db, now: Date): Promise<number> {
     update jobs
     set state = case when ${last} then 'discarded' else 'retryable' end,
         finalized_at = case when ${last} then ${at} else null end,
-        run_at = ${at},
+        -- It was due when it was claimed: it keeps its place in its lane
+        -- instead of going behind the backlog that came due meanwhile.
+        run_at = min(run_at, ${at}),
         errors = json_insert(errors, '$[#]', json_object('at', ${at}, 'attempt', attempt,
           'error', 'Lease expired at ' || locked_until || ' on worker "' || coalesce(locked_by, '') || '"')),
         locked_until = null,

@@ -19,6 +19,7 @@ const UNDO_LATER: Record<string, string[]> = {
   "0022_rate_buckets": ["drop table rate_buckets"],
   "0023_send_slots": ["drop table send_slots"],
   "0024_batch_guard": ["drop table batch_guard"],
+  "0025_maintenance_lane": [],
 };
 
 /** The database with a plugin that counts the statements run through it. */

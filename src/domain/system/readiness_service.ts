@@ -3,6 +3,9 @@ import type { ProgramParts } from "../../program_parts.ts";
 import type { Draining } from "../../draining.ts";
 import { migrationsApplied, pingDatabase } from "./readiness_repo.ts";
 
+/** Databases whose migrations were seen current. */
+const confirmed = new WeakSet<Db>();
+
 export type Readiness =
   | { ready: true }
   | {
@@ -30,8 +33,14 @@ export async function checkReadiness(
   }
   try {
     await pingDatabase(deps.db);
-    if (!(await migrationsApplied(deps.db))) {
-      return { ready: false, reason: "migrations pending" };
+    // Once seen current the migrations stay so (a newer release's leave
+    // this one's in place): then a probe costs one query, not two (each
+    // balancer probes every second or two).
+    if (!confirmed.has(deps.db)) {
+      if (!(await migrationsApplied(deps.db))) {
+        return { ready: false, reason: "migrations pending" };
+      }
+      confirmed.add(deps.db);
     }
     return { ready: true };
   } catch (err) {
