@@ -106,6 +106,11 @@ export class GroupCommit {
       : undefined;
   }
 
+  /** libSQL: the batches of atomic units written (BatchCommit's stats); undefined on SQLite. */
+  get batchStats(): BatchCommit["stats"] | undefined {
+    return this.#batches?.stats;
+  }
+
   /**
    * Runs an atomic unit (reads, then writes: src/db/atomic.ts) with the
    * others of this moment: on embedded SQLite in the next group transaction
