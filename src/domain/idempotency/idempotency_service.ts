@@ -6,7 +6,7 @@ import { sha256HexSync } from "../../crypto.ts";
 import { fromJson, toJson } from "../../db/json.ts";
 import { addMs, toDbTime } from "../../db/time.ts";
 import type { PlannedWrites } from "../../db/planned_writes.ts";
-import { writerOf } from "../../db/plan_writer.ts";
+import { writerOf } from "../plan_writer.ts";
 import {
   findIdempotencyRecord,
   noLiveIdempotencyRecord,

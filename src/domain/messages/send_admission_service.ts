@@ -8,7 +8,7 @@ import { toE164 } from "../phones/phone.ts";
 import { type Channel, refusingRestriction } from "../channels/channel.ts";
 import { findChannel } from "../channels/channel_repo.ts";
 import type { PlannedWrites } from "../../db/planned_writes.ts";
-import { writerOf } from "../../db/plan_writer.ts";
+import { writerOf } from "../plan_writer.ts";
 import { newId } from "../../ids.ts";
 import { findContactOnChannel } from "../contacts/contact_service.ts";
 import {
@@ -223,7 +223,11 @@ export function sendWrites(
   writes: PlannedWrites,
 ): SendWrites {
   const db = writerOf(reader, writes);
-  return { db, writes, events: db === reader ? undefined : new PlannedEvents() };
+  return {
+    db,
+    writes,
+    events: db === reader ? undefined : new PlannedEvents(),
+  };
 }
 
 /** Records the held events of a plan and their deliveries (read on `reader`). */

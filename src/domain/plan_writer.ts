@@ -1,5 +1,5 @@
-import type { Executor } from "./schema.ts";
-import type { PlannedWrites } from "./planned_writes.ts";
+import type { Executor } from "../db/schema.ts";
+import type { PlannedWrites } from "../db/planned_writes.ts";
 
 /**
  * Where a plan's writes go. On a transaction (embedded SQLite: the group
