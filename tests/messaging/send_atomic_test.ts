@@ -180,3 +180,49 @@ engineTest(
     );
   },
 );
+
+engineTest(
+  "a send to a new recipient queues its contact.created and conversation.created deliveries, the second waiting for the first, in the same write",
+  async (h) => {
+    if (h.container.dbBatch) h.container.dbBatch.forbidTransactions = true;
+    await seedTemplate(h);
+    const hook = await h.request("POST", "/api/v2/webhooks", {
+      body: {
+        url: "http://127.0.0.1:9/hook",
+        events: ["contact.created", "conversation.created"],
+      },
+    });
+    assert.equal(hook.status, 201, JSON.stringify(hook.body));
+    const single = await h.request("POST", "/api/v2/messages", {
+      body: templateSend(h, "+5491155550630"),
+    });
+    assert.equal(single.status, 201, JSON.stringify(single.body));
+    const batch = await h.request("POST", "/api/v2/messages/batch", {
+      body: {
+        defaultPhoneNumberId: h.tenant.channel.id,
+        messages: [templateTo("+5491155550631")],
+      },
+    });
+    assert.equal(batch.status, 202, JSON.stringify(batch.body));
+    const rows = await h.container.db.selectFrom("webhook_deliveries as d")
+      .innerJoin("events as e", "e.id", "d.event_id")
+      .select(["d.event", "d.status", "d.root_id", "d.after_root_id", "e.data"])
+      .execute();
+    assert.equal(rows.length, 4);
+    for (const phone of ["+5491155550630", "+5491155550631"]) {
+      const contact = rows.find((r) =>
+        r.event === "contact.created" && r.data.includes(phone)
+      )!;
+      const conversation = rows.find((r) =>
+        r.event === "conversation.created" && r.data.includes(phone)
+      )!;
+      assert.equal(contact.status, "pending");
+      assert.equal(contact.after_root_id, null);
+      assert.equal(conversation.status, "pending");
+      assert.equal(conversation.after_root_id, contact.root_id);
+    }
+    const jobs = await h.container.db.selectFrom("jobs").select("id")
+      .where("kind", "=", "webhook.deliver").execute();
+    assert.equal(jobs.length, 4, "one job per delivery");
+  },
+);
