@@ -5,7 +5,10 @@ import { engineTest, type Harness } from "../_harness.ts";
 import { seedTemplate, templateTo } from "./_helpers.ts";
 import { parseSendMessage } from "../../src/domain/messages/outbound.ts";
 import { sendMessage } from "../../src/domain/messages/send_message_service.ts";
-import { acceptMessage } from "../../src/domain/messages/send_service.ts";
+import {
+  acceptBatch,
+  acceptMessage,
+} from "../../src/domain/messages/send_service.ts";
 
 function templateSend(h: Harness, to: string) {
   return { phoneNumberId: h.tenant.channel.id, ...templateTo(to) };
@@ -224,5 +227,57 @@ engineTest(
     const jobs = await h.container.db.selectFrom("jobs").select("id")
       .where("kind", "=", "webhook.deliver").execute();
     assert.equal(jobs.length, 4, "one job per delivery");
+  },
+);
+
+engineTest(
+  "a batch recipient who opts out between the batch's reads and its write is skipped: the batch is planned again (libSQL)",
+  async (h) => {
+    if (h.engine !== "libsql") return; // SQLite's transaction leaves no gap
+    h.container.dbBatch!.forbidTransactions = true;
+    await seedTemplate(h);
+    const known = await h.request("POST", "/api/v2/messages", {
+      body: templateSend(h, "+5491155550640"),
+    });
+    assert.equal(known.status, 201);
+    const contactId = (await contactsOf(h, ["+5491155550640"]))[0]!.id;
+    let plans = 0;
+    const result = await h.container.commits.runPlanned(
+      async (db, writes) => {
+        plans++;
+        const out = await acceptBatch(
+          db,
+          writes,
+          {
+            clock: h.clock,
+            lookups: h.container.lookups,
+            config: { sendRatePerSecond: 80 },
+          },
+          h.tenant.account.id,
+          {
+            defaultPhoneNumberId: h.tenant.channel.id,
+            messages: [
+              templateTo("+5491155550640"),
+              templateTo("+5491155550641"),
+            ],
+          },
+        );
+        if (plans === 1) {
+          // The customer writes STOP on another instance meanwhile.
+          await h.container.db.updateTable("contacts").set({ opted_in: 0 })
+            .where("id", "=", contactId).execute();
+        }
+        return () => out;
+      },
+    );
+    assert.equal(plans, 2);
+    assert.deepEqual(
+      result.items.map((i) => i.result),
+      ["skipped", "queued"],
+    );
+    const sends = await h.container.db.selectFrom("messages")
+      .select("contact_id").where("lane", "=", "batch").execute();
+    assert.equal(sends.length, 1);
+    assert.notEqual(sends[0]!.contact_id, contactId);
   },
 );
