@@ -20,6 +20,22 @@ async function contactsOf(h: Harness, phones: string[]) {
     .execute();
 }
 
+/**
+ * For a test that writes between a unit's reads and its batch: libSQL only
+ * (SQLite's transaction leaves no gap), no transaction allowed, the
+ * template seeded and a first send to `phone` made; false on SQLite.
+ */
+async function raceSetup(h: Harness, phone: string): Promise<boolean> {
+  if (h.engine !== "libsql") return false;
+  h.container.dbBatch!.forbidTransactions = true;
+  await seedTemplate(h);
+  const first = await h.request("POST", "/api/v2/messages", {
+    body: templateSend(h, phone),
+  });
+  assert.equal(first.status, 201, JSON.stringify(first.body));
+  return true;
+}
+
 engineTest(
   "single and batch sends, keyed and replayed, commit without an interactive transaction on libSQL",
   async (h) => {
@@ -129,13 +145,7 @@ engineTest(
 engineTest(
   "a contact made under another spelling between a send's reads and its write: the send is planned again and goes to it (libSQL)",
   async (h) => {
-    if (h.engine !== "libsql") return; // SQLite's transaction leaves no gap
-    h.container.dbBatch!.forbidTransactions = true;
-    await seedTemplate(h);
-    const other = await h.request("POST", "/api/v2/messages", {
-      body: templateSend(h, "+5491155550620"),
-    });
-    assert.equal(other.status, 201);
+    if (!await raceSetup(h, "+5491155550620")) return;
     const parsed = parseSendMessage(templateSend(h, "+5491155550621"));
     assert.ok(parsed.ok);
     let plans = 0;
@@ -233,13 +243,7 @@ engineTest(
 engineTest(
   "a batch recipient who opts out between the batch's reads and its write is skipped: the batch is planned again (libSQL)",
   async (h) => {
-    if (h.engine !== "libsql") return; // SQLite's transaction leaves no gap
-    h.container.dbBatch!.forbidTransactions = true;
-    await seedTemplate(h);
-    const known = await h.request("POST", "/api/v2/messages", {
-      body: templateSend(h, "+5491155550640"),
-    });
-    assert.equal(known.status, 201);
+    if (!await raceSetup(h, "+5491155550640")) return;
     const contactId = (await contactsOf(h, ["+5491155550640"]))[0]!.id;
     let plans = 0;
     const result = await h.container.commits.runPlanned(
