@@ -93,9 +93,13 @@ export function startBackground(
   options: { concurrency?: number } = {},
 ): Stoppable[] {
   const handlers = splitHandlers(createJobHandlers(container));
+  // libSQL: outcomes of several kinds settle in one write batch, never in an
+  // interactive transaction (issue 30); SQLite keeps its transaction.
+  const plans = container.engine === "libsql" ? container.commits : undefined;
   const pool = new WorkerPool({
     db: container.db,
     clock: container.clock,
+    plans,
     log: container.log.child({ component: "jobs" }),
     handlers: handlers.main,
     concurrency: options.concurrency ?? container.config.workers,
@@ -105,6 +109,7 @@ export function startBackground(
   const webhookPool = new WorkerPool({
     db: container.db,
     clock: container.clock,
+    plans,
     log: container.log.child({ component: "webhooks" }),
     handlers: handlers.webhooks,
     concurrency: container.config.webhookConcurrency,

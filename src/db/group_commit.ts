@@ -2,6 +2,7 @@ import { CompiledQuery, type Transaction } from "kysely";
 import type { Database, Db } from "./schema.ts";
 import { type AtomicDeps, type AtomicUnit, runIn } from "./atomic.ts";
 import { BatchCommit } from "./batch_commit.ts";
+import { type Plan, plannedUnit } from "./planned_writes.ts";
 
 /** One piece of work that must commit (or roll back) as a whole. */
 export type WriteUnit<T> = (trx: Transaction<Database>) => Promise<T>;
@@ -105,6 +106,11 @@ export class GroupCommit {
       : undefined;
   }
 
+  /** libSQL: the batches of atomic units written (BatchCommit's stats); undefined on SQLite. */
+  get batchStats(): BatchCommit["stats"] | undefined {
+    return this.#batches?.stats;
+  }
+
   /**
    * Runs an atomic unit (reads, then writes: src/db/atomic.ts) with the
    * others of this moment: on embedded SQLite in the next group transaction
@@ -118,6 +124,15 @@ export class GroupCommit {
       return this.#batches.run(unit, { live: options.lane === "live" });
     }
     return this.run((trx) => runIn(trx, unit), options);
+  }
+
+  /**
+   * runAtomic() of a plan that reads, decides and records its writes in one
+   * function (src/db/planned_writes.ts): what services use, since they
+   * build no statements themselves.
+   */
+  runPlanned<T>(plan: Plan<T>, options: RunOptions = {}): Promise<T> {
+    return this.runAtomic(plannedUnit(plan), options);
   }
 
   /** Runs `unit` in the next group transaction; resolves once that transaction committed. */

@@ -4,13 +4,16 @@ import type { Clock } from "../clock.ts";
 import type { Logger } from "../log.ts";
 import type { Db, Executor } from "../db/schema.ts";
 import { addMs } from "../db/time.ts";
+import type { QueryResult } from "kysely";
 import {
   completeMany,
   failMany,
   type Failure,
   type JobRow,
+  type Release,
   releaseMany,
 } from "./queue.ts";
+import type { FailOutcome } from "./types.ts";
 
 /**
  * Thrown by a handler to run the job again after `delayMs` without counting
@@ -74,9 +77,35 @@ export function classify(err: unknown): Outcome {
   return { type: "fail", error: describe(err), retryable: true };
 }
 
+/**
+ * What runs an atomic write as recorded statements (GroupCommit.runPlanned,
+ * named by its shape: the jobs layer imports no src/db module): the
+ * statements run on `writes.db` are kept, then committed as one write
+ * batch, and `finish` reads their answers by handle (src/db/planned_writes.ts).
+ */
+export interface PlanRunner {
+  runPlanned<T>(
+    plan: (
+      db: Executor,
+      writes: { readonly db: Executor; readonly last: number },
+    ) => Promise<(answers: Answers) => T>,
+  ): Promise<T>;
+}
+
+/** The committed statements' answers, by the handle recording gave them. */
+interface Answers {
+  of(handle: number): QueryResult<unknown>;
+}
+
 export interface SettleDeps {
   db: Db;
   clock: Clock;
+  /**
+   * libSQL: the settle statements of several kinds go in one write batch
+   * through it, not in an interactive transaction (issue 30). Without it
+   * (embedded SQLite) they share one transaction.
+   */
+  plans?: PlanRunner | undefined;
 }
 
 interface Pending {
@@ -167,28 +196,29 @@ export class Settler {
       const type = p.outcome.type;
       (type === "complete" ? done : type === "fail" ? failed : snoozed).push(p);
     }
-    const write = async (db: Executor) => {
-      const completed = await completeMany(db, done.map((p) => p.job), now);
-      const states = await failMany(db, failed.map(failureOf(now)), now);
-      await releaseMany(
-        db,
-        snoozed.map((p) => {
-          const o = p.outcome as Extract<Outcome, { type: "snooze" }>;
-          return {
-            job: p.job,
-            runAt: addMs(now, o.delayMs),
-            ...(o.hold === undefined ? {} : { hold: o.hold }),
-          };
-        }),
-        now,
-      );
-      return { completed, states };
+    const settling: Settling = {
+      done: done.map((p) => p.job),
+      failed: failed.map(failureOf(now)),
+      snoozed: snoozed.map((p) => {
+        const o = p.outcome as Extract<Outcome, { type: "snooze" }>;
+        return {
+          job: p.job,
+          runAt: addMs(now, o.delayMs),
+          ...(o.hold === undefined ? {} : { hold: o.hold }),
+        };
+      }),
+      now,
     };
     // One statement needs no transaction; several share one commit (and a retry starts clean).
     const kinds = [done, failed, snoozed].filter((l) => l.length > 0).length;
-    const { completed, states } = kinds > 1
-      ? await this.#deps.db.transaction().execute(write)
-      : await write(this.#deps.db);
+    const plans = this.#deps.plans;
+    const { completed, states } = kinds <= 1
+      ? await settleIn(this.#deps.db, settling)
+      : plans
+      ? await plans.runPlanned((_db, writes) => recorded(writes, settling))
+      : await this.#deps.db.transaction().execute((trx) =>
+        settleIn(trx, settling)
+      );
     for (const p of done) {
       if (!completed.has(p.job.id)) {
         p.log.warn("Job finished after its lease was lost");
@@ -209,6 +239,60 @@ export class Settler {
       });
     }
   }
+}
+
+/** The outcomes of one flush, by kind. */
+interface Settling {
+  done: JobRow[];
+  failed: Failure[];
+  snoozed: Release[];
+  now: Date;
+}
+
+interface Settled {
+  completed: Set<string>;
+  states: Map<string, FailOutcome>;
+}
+
+/** Writes the outcomes on `db`: one statement per kind (and per SETTLE_CHUNK jobs). */
+async function settleIn(db: Executor, s: Settling): Promise<Settled> {
+  const completed = await completeMany(db, s.done, s.now);
+  const states = await failMany(db, s.failed, s.now);
+  await releaseMany(db, s.snoozed, s.now);
+  return { completed, states };
+}
+
+/**
+ * settleIn() recorded on `writes` (PlanRunner), its result made from the
+ * statements' answers once they are committed (the recording answered
+ * nothing). Each kind records its hinted statement and, since it found no
+ * row, its follow-up by id: in the batch that one settles only the jobs the
+ * hinted one missed (a settled job has no lease left to match).
+ */
+async function recorded(
+  writes: { readonly db: Executor; readonly last: number },
+  s: Settling,
+): Promise<(answers: Answers) => Settled> {
+  const complete = writes.last + 1;
+  await completeMany(writes.db, s.done, s.now);
+  const fail = writes.last + 1;
+  const lost = await failMany(writes.db, s.failed, s.now);
+  const release = writes.last + 1;
+  await releaseMany(writes.db, s.snoozed, s.now);
+  return (answers) => {
+    const rows = (from: number, to: number) =>
+      Array.from(
+        { length: to - from },
+        (_, i) =>
+          answers.of(from + i).rows as { id: string; state?: FailOutcome }[],
+      ).flat();
+    const states = new Map(lost);
+    for (const r of rows(fail, release)) states.set(r.id, r.state!);
+    return {
+      completed: new Set(rows(complete, fail).map((r) => r.id)),
+      states,
+    };
+  };
 }
 
 function failureOf(now: Date) {

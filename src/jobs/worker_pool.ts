@@ -27,7 +27,13 @@ import {
   releaseMany,
   rescueExpiredLeases,
 } from "./queue.ts";
-import { classify, type Outcome, Settler, Snooze } from "./settle.ts";
+import {
+  classify,
+  type Outcome,
+  type PlanRunner,
+  Settler,
+  Snooze,
+} from "./settle.ts";
 
 export type { JobContext, JobHandler };
 export { Snooze };
@@ -35,6 +41,8 @@ export { Snooze };
 export interface WorkerPoolOptions {
   db: Db;
   clock: Clock;
+  /** libSQL: settles several kinds of outcome in one write batch (SettleDeps.plans). */
+  plans?: PlanRunner | undefined;
   log: Logger;
   handlers: Record<string, JobHandler>;
   concurrency: number;
@@ -135,7 +143,11 @@ export class WorkerPool {
     this.workerId = opts.workerId ??
       `worker-${crypto.randomUUID().slice(0, 8)}`;
     this.#log = opts.log.child({ workerId: this.workerId });
-    this.#settler = new Settler({ db: opts.db, clock: opts.clock });
+    this.#settler = new Settler({
+      db: opts.db,
+      clock: opts.clock,
+      plans: opts.plans,
+    });
     this.#groups = opts.maxPerGroup === undefined ? undefined : new GroupCap(
       { cap: opts.maxPerGroup, ownerCap: opts.maxPerOwner },
       { db: opts.db, log: this.#log },

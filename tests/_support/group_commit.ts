@@ -1,17 +1,36 @@
 import type { Harness } from "../_harness.ts";
 
-/** Holds the group-commit writer until `open()`, so requests queue behind one transaction. */
+/**
+ * Holds the group-commit writer until `open()`, so requests queue behind one
+ * transaction; on libSQL the writer of atomic units' batches too (a unit
+ * whose read waits: the units that come meanwhile go in the next batch).
+ */
 export async function holdWriter(h: Harness) {
   let open!: () => void;
   const gate = new Promise<void>((resolve) => open = resolve);
-  let running!: () => void;
-  const started = new Promise<void>((resolve) => running = resolve);
-  const blocker = h.container.commits.run(async () => {
-    running();
-    await gate;
-  });
-  await started;
-  return { open, blocker };
+  const hold = () => {
+    let running!: () => void;
+    const started = new Promise<void>((resolve) => running = resolve);
+    return {
+      started,
+      wait: async () => {
+        running();
+        await gate;
+      },
+    };
+  };
+  const writer = hold();
+  const blockers = [h.container.commits.run(writer.wait)];
+  await writer.started;
+  if (h.container.commits.batchStats) {
+    const batches = hold();
+    blockers.push(h.container.commits.runAtomic({
+      read: batches.wait,
+      write: () => () => undefined,
+    }));
+    await batches.started;
+  }
+  return { open, blocker: Promise.all(blockers) };
 }
 
 /** An idempotency_keys row: a small row for group-commit units to write. */

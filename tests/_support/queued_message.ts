@@ -18,13 +18,20 @@ export async function queuedTemplate(h: Harness): Promise<string> {
 
 /** Accepts one more message of "notice" (made by queuedTemplate) to `to`; returns its id. */
 export async function queuedNotice(h: Harness, to: string): Promise<string> {
-  const accepted = await h.container.db.transaction().execute((trx) =>
-    acceptMessage(trx, h.container, h.tenant.account.id, {
-      phoneNumberId: h.tenant.channel.id,
-      to,
-      type: "template",
-      template: { name: "notice", language: { code: "en" } },
-    })
-  );
+  const accepted = await h.container.commits.runPlanned(async (db, writes) => {
+    const message = await acceptMessage(
+      db,
+      writes,
+      h.container,
+      h.tenant.account.id,
+      {
+        phoneNumberId: h.tenant.channel.id,
+        to,
+        type: "template",
+        template: { name: "notice", language: { code: "en" } },
+      },
+    );
+    return () => message;
+  });
   return accepted.id;
 }

@@ -18,6 +18,7 @@ import {
   type BatchResult,
 } from "../../src/domain/messages/send_service.ts";
 import type { Executor } from "../../src/db/schema.ts";
+import { PlannedWrites } from "../../src/db/planned_writes.ts";
 
 export type Mh = MessagingHarness;
 // deno-lint-ignore no-explicit-any
@@ -286,8 +287,10 @@ export async function acceptItems(
   messages: unknown[],
   options: { defaultPhoneNumberId: string },
 ): Promise<BatchResult> {
+  // In place on `trx` (a transaction): PlannedWrites runs nothing later.
   return await acceptBatch(
     trx,
+    new PlannedWrites(trx),
     {
       clock: h.clock,
       lookups: h.container.lookups,

@@ -3,6 +3,7 @@
 import assert from "node:assert/strict";
 import { engineTest, type Harness } from "../_harness.ts";
 import { acceptBatch } from "../../src/domain/messages/send_service.ts";
+import { PlannedWrites } from "../../src/db/planned_writes.ts";
 import { seedTemplate, templateTo } from "./_helpers.ts";
 import { StatementCounter } from "../_support/statements.ts";
 
@@ -23,6 +24,7 @@ async function statementsOf(h: Harness, to: string[]): Promise<number> {
     .execute((trx) =>
       acceptBatch(
         trx,
+        new PlannedWrites(trx),
         {
           clock: h.clock,
           lookups: h.container.lookups,

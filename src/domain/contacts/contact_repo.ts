@@ -1,4 +1,9 @@
-import { type Compilable, type SelectQueryBuilder, sql } from "kysely";
+import {
+  type Compilable,
+  CompiledQuery,
+  type SelectQueryBuilder,
+  sql,
+} from "kysely";
 import { insertRow, prepared } from "../../db/prepared.ts";
 import type { ContactsTable, Database, Executor } from "../../db/schema.ts";
 import { fromJson, toJson } from "../../db/json.ts";
@@ -275,6 +280,44 @@ export async function findContactOnChannel(
   }
   const r = await onChannelByPhone(db, e164!, { accountId, channelId });
   return r ? toContactOnChannel(r) : undefined;
+}
+
+/**
+ * A guard of an atomic unit (expectRow) that finds a row while the account
+ * has no contact of any of these BSUIDs, nor of these numbers under any
+ * spelling: what findContactOnChannel (BatchRecipients.load) looks up, so a
+ * unit that read none may create them.
+ */
+export function noContactsOf(
+  accountId: string,
+  identities: readonly { phoneNumber: string | null; userId: string | null }[],
+): CompiledQuery<unknown> {
+  const phones = identities.flatMap((i) =>
+    i.userId === null && i.phoneNumber !== null
+      ? samePhoneVariants(i.phoneNumber)
+      : []
+  );
+  const userIds = identities.flatMap((i) => i.userId ?? []);
+  return CompiledQuery.raw(
+    `select 1 where not exists (select 1 from contacts where account_id = ?
+      and (phone_number in (select value from json_each(?))
+        or user_id in (select value from json_each(?))))`,
+    [accountId, JSON.stringify(phones), JSON.stringify(userIds)],
+  );
+}
+
+/** A guard (expectRow) that finds a row while the contact exists (not joined into another, not deleted). */
+export function contactStillExists(id: string): CompiledQuery<unknown> {
+  return CompiledQuery.raw("select 1 from contacts where id = ?", [id]);
+}
+
+/** A guard (expectRow) that finds a row while none of these contacts has opted out. */
+export function noneOptedOut(ids: readonly string[]): CompiledQuery<unknown> {
+  return CompiledQuery.raw(
+    `select 1 where not exists (select 1 from contacts
+      where id in (select value from json_each(?)) and opted_in = 0)`,
+    [JSON.stringify(ids)],
+  );
 }
 
 /** Finds the contact of a BSUID, matched exactly as Meta sent it. */

@@ -5,7 +5,13 @@ import type { ConversationsTable, Executor } from "../../db/schema.ts";
 import { insertRows, jsonQuery } from "../../db/bulk.ts";
 import { addMs, toDbTime } from "../../db/time.ts";
 import { insertRow, prepared } from "../../db/prepared.ts";
-import { SERVICE_WINDOW_HOURS, truncatePreview } from "./conversation.ts";
+import {
+  type Conversation,
+  SERVICE_WINDOW_HOURS,
+  truncatePreview,
+} from "./conversation.ts";
+import type { Contact } from "../contacts/contact.ts";
+import { toConversation } from "./conversation_repo.ts";
 import { executeRaw } from "../../db/raw.ts";
 
 /** The row of a new open conversation without messages, created at `at`. */
@@ -35,6 +41,27 @@ export function openConversationRow(input: {
     created_at: input.at,
     updated_at: input.at,
   };
+}
+
+/**
+ * The new open conversation of `contact` on a channel, as findConversation
+ * reads it once openConversationRow() of the same `id` is in (no read back).
+ */
+export function openConversation(input: {
+  id: string;
+  accountId: string;
+  contact: Contact;
+  channelId: string | null;
+  at: string;
+}): Conversation {
+  const { contact } = input;
+  return toConversation({
+    ...openConversationRow({ ...input, contactId: contact.id }),
+    contact_phone_number: contact.phoneNumber,
+    contact_user_id: contact.userId,
+    contact_username: contact.username,
+    contact_name: contact.name,
+  });
 }
 
 /** Inserts unless (contact, channel) already has one; true when inserted. */

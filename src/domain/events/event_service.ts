@@ -1,7 +1,14 @@
 import type { Db, Executor } from "../../db/schema.ts";
 import { AppError } from "../../errors.ts";
 import { subjectOf } from "../webhooks/delivery.ts";
-import { type Fanning, fanOutMany } from "../webhooks/fanout_service.ts";
+import type { PlannedWrites } from "../../db/planned_writes.ts";
+import {
+  type Fanning,
+  fanOutMany,
+  readFanOut,
+  writeFanOut,
+} from "../webhooks/fanout_service.ts";
+import { chainsStillPending } from "../webhooks/delivery_repo.ts";
 import {
   EVENT_TYPES,
   type InsertedEvent,
@@ -60,9 +67,13 @@ export class HeldEvents {
     return made.id;
   }
 
+  /** The held events and their rows as made, no longer held. */
+  protected take(): { events: NewEvent[]; made: InsertedEvent[] } {
+    return { events: this.#events.splice(0), made: this.#made.splice(0) };
+  }
+
   async flush(trx: Executor): Promise<void> {
-    const events = this.#events.splice(0);
-    const made = this.#made.splice(0);
+    const { events, made } = this.take();
     if (events.length === 0) return;
     await insertEventRows(trx, events, made);
     const byAccount = Map.groupBy(
@@ -75,6 +86,39 @@ export class HeldEvents {
         accountId,
         () => at.map((i) => fanning(events[i]!, made[i]!)),
       );
+    }
+  }
+}
+
+/**
+ * Events a plan (src/db/planned_writes.ts) records, as HeldEvents holds
+ * them: flushPlanned() reads what their deliveries need on the plan's
+ * executor and records the rows on its writes.
+ */
+export class PlannedEvents extends HeldEvents {
+  /**
+   * The held events' rows, deliveries and jobs, recorded on `writes` from
+   * what is read on `db` now, with a guard that the contact.created chains
+   * a new delivery waits for are still pending (one whose chain ended
+   * before the batch would wait out its backstop).
+   */
+  async flushPlanned(db: Executor, writes: PlannedWrites): Promise<void> {
+    const { events, made } = this.take();
+    if (events.length === 0) return;
+    await insertEventRows(writes.db, events, made);
+    const byAccount = Map.groupBy(
+      [...events.keys()].filter((i) => !isInternalEvent(events[i]!.type)),
+      (i) => events[i]!.accountId,
+    );
+    for (const [accountId, at] of byAccount) {
+      const read = await readFanOut(
+        db,
+        accountId,
+        () => at.map((i) => fanning(events[i]!, made[i]!)),
+      );
+      if (!read) continue;
+      const { waitedOn } = await writeFanOut(writes.db, read.reads, read.items);
+      if (waitedOn.length) writes.expectRow(chainsStillPending(waitedOn));
     }
   }
 }

@@ -69,3 +69,20 @@ export async function saveIdempotencyRecord(
     record.expiresAt,
   ]));
 }
+
+/**
+ * A guard of an atomic unit (expectRow) that finds a row while the key has
+ * no record alive at `now`: a request that read none (or an expired one)
+ * may do its work and store the record; one that came first wins.
+ */
+export function noLiveIdempotencyRecord(
+  accountId: string,
+  key: string,
+  now: string,
+): CompiledQuery<unknown> {
+  return CompiledQuery.raw(
+    `select 1 where not exists (select 1 from idempotency_keys
+      where account_id = ? and key = ? and expires_at > ?)`,
+    [accountId, key, now],
+  );
+}

@@ -5,8 +5,11 @@ import { AppError } from "../../errors.ts";
 import { sha256HexSync } from "../../crypto.ts";
 import { fromJson, toJson } from "../../db/json.ts";
 import { addMs, toDbTime } from "../../db/time.ts";
+import type { PlannedWrites } from "../../db/planned_writes.ts";
+import { writerOf } from "../plan_writer.ts";
 import {
   findIdempotencyRecord,
+  noLiveIdempotencyRecord,
   saveIdempotencyRecord,
 } from "./idempotency_repo.ts";
 
@@ -120,59 +123,114 @@ export interface IdempotentRequest {
   body: unknown;
 }
 
-/**
- * Runs `work` as one group-commit unit together with the idempotency
- * record, so a key is stored exactly when the work committed. Same key and
- * body replays the first response; same key and another body is
- * IDEMPOTENCY_KEY_REUSED. Two requests with one key in the same group run
- * one after the other in it, so the second replays the first. `options`
- * (the unit's lane) go to the group commit.
- */
-export async function runIdempotent<T>(
-  deps: { commits: GroupCommit; clock: Clock },
+/** The key of a request with one, checked (VALIDATION_ERROR), with its request's hash. */
+function keyOf(
   request: IdempotentRequest,
-  work: (trx: Executor) => Promise<{ status: number; data: T }>,
-  options: RunOptions = {},
-): Promise<IdempotentResult<T>> {
+): { key: string; hash: string } | undefined {
   const key = request.key;
-  if (key === undefined) {
-    const out = await deps.commits.run(work, options);
-    return { ...out, replayed: false };
-  }
+  if (key === undefined) return undefined;
   if (!KEY_REGEXP.test(key)) {
     throw new AppError(
       "VALIDATION_ERROR",
       'Invalid header "Idempotency-Key": use 1 to 255 printable ASCII characters',
     );
   }
-  const hash = requestHash(request.route, request.body);
-  return await deps.commits.run(async (trx) => {
-    const now = deps.clock.now();
-    const existing = await findIdempotencyRecord(trx, request.accountId, key);
-    if (existing && existing.expiresAt > toDbTime(now)) {
-      if (existing.requestHash !== hash || existing.route !== request.route) {
-        throw new AppError(
-          "IDEMPOTENCY_KEY_REUSED",
-          `Idempotency-Key "${key}" was already used with a different request`,
-        );
-      }
-      return {
-        status: existing.responseStatus,
-        data: fromJson<T>(existing.responseBody, null as T),
-        replayed: true,
-      };
+  return { key, hash: requestHash(request.route, request.body) };
+}
+
+/**
+ * The replay of the key's record alive at `now`, IDEMPOTENCY_KEY_REUSED when
+ * it was another request's, or undefined when the key has no live record.
+ */
+async function replayOf<T>(
+  db: Executor,
+  request: IdempotentRequest,
+  keyed: { key: string; hash: string },
+  now: Date,
+): Promise<IdempotentResult<T> | undefined> {
+  const existing = await findIdempotencyRecord(
+    db,
+    request.accountId,
+    keyed.key,
+  );
+  if (!existing || existing.expiresAt <= toDbTime(now)) return undefined;
+  if (existing.requestHash !== keyed.hash || existing.route !== request.route) {
+    throw new AppError(
+      "IDEMPOTENCY_KEY_REUSED",
+      `Idempotency-Key "${keyed.key}" was already used with a different request`,
+    );
+  }
+  return {
+    status: existing.responseStatus,
+    data: fromJson<T>(existing.responseBody, null as T),
+    replayed: true,
+  };
+}
+
+/** Stores the first response of a key, from `now` on. */
+async function saveRecord(
+  db: Executor,
+  request: IdempotentRequest,
+  keyed: { key: string; hash: string },
+  out: { status: number; data: unknown },
+  now: Date,
+): Promise<void> {
+  await saveIdempotencyRecord(db, {
+    accountId: request.accountId,
+    key: keyed.key,
+    route: request.route,
+    requestHash: keyed.hash,
+    responseStatus: out.status,
+    responseBody: toJson(out.data),
+    createdAt: toDbTime(now),
+    expiresAt: toDbTime(addMs(now, IDEMPOTENCY_TTL_MS)),
+  });
+}
+
+/**
+ * The work of an idempotent request as a plan (src/db/planned_writes.ts):
+ * reads on `db`, writes on `writes`; its answer is known before the commit
+ * (it is stored with the key).
+ */
+export type IdempotentPlan<T> = (
+  db: Executor,
+  writes: PlannedWrites,
+) => Promise<{ status: number; data: T }>;
+
+/**
+ * Runs `plan` as one unit of the container's group commit
+ * (GroupCommit.runPlanned) together with the idempotency record, so a key
+ * is stored exactly when the work committed. Same key and body replays the
+ * first response; same key and another body is IDEMPOTENCY_KEY_REUSED.
+ * On embedded SQLite the unit runs in the group's transaction: two requests
+ * with one key in the same group run one after the other in it, so the
+ * second replays the first. On libSQL it is one batch, no interactive
+ * transaction: the key's record is read first, and the batch holds the
+ * work's writes and the record with a guard that the key still has no live
+ * record (another request with it, in the same batch or on another
+ * instance, came first: the unit is planned again and replays it).
+ * `options` (the unit's lane) go to the group commit.
+ */
+export async function runIdempotentPlanned<T>(
+  deps: { commits: GroupCommit; clock: Clock },
+  request: IdempotentRequest,
+  plan: IdempotentPlan<T>,
+  options: RunOptions = {},
+): Promise<IdempotentResult<T>> {
+  const keyed = keyOf(request);
+  return await deps.commits.runPlanned(async (db, writes) => {
+    if (keyed === undefined) {
+      const out = await plan(db, writes);
+      return () => ({ ...out, replayed: false });
     }
-    const out = await work(trx);
-    await saveIdempotencyRecord(trx, {
-      accountId: request.accountId,
-      key,
-      route: request.route,
-      requestHash: hash,
-      responseStatus: out.status,
-      responseBody: toJson(out.data),
-      createdAt: toDbTime(now),
-      expiresAt: toDbTime(addMs(now, IDEMPOTENCY_TTL_MS)),
-    });
-    return { ...out, replayed: false };
+    const now = deps.clock.now();
+    const replay = await replayOf<T>(db, request, keyed, now);
+    if (replay) return () => replay;
+    writes.expectRow(
+      noLiveIdempotencyRecord(request.accountId, keyed.key, toDbTime(now)),
+    );
+    const out = await plan(db, writes);
+    await saveRecord(writerOf(db, writes), request, keyed, out, now);
+    return () => ({ ...out, replayed: false });
   }, options);
 }

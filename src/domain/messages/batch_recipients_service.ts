@@ -9,17 +9,22 @@ import { toDbTime } from "../../db/time.ts";
 import { newId } from "../../ids.ts";
 import { samePhoneVariants } from "../phones/phone.ts";
 import { type Contact, contactView, newContact } from "../contacts/contact.ts";
-import { findContactsBy, insertContacts } from "../contacts/contact_repo.ts";
+import {
+  findContactsBy,
+  insertContacts,
+  noContactsOf,
+} from "../contacts/contact_repo.ts";
 import {
   type Conversation,
   truncatePreview,
 } from "../conversations/conversation.ts";
 import {
   findConversationsOfContacts,
-  toConversation,
+  noConversationsOn,
 } from "../conversations/conversation_repo.ts";
 import {
   insertConversations,
+  openConversation,
   openConversationRow,
 } from "../conversations/conversation_write_repo.ts";
 import { type NewEvent, recordEvents } from "../events/event_service.ts";
@@ -30,6 +35,7 @@ import {
   checkRules,
   recipientOf,
   type SendContext,
+  type SendWrites,
 } from "./send_admission_service.ts";
 
 type Recipient = ReturnType<typeof recipientOf>;
@@ -134,18 +140,12 @@ export class BatchRecipients {
   /** A new open conversation as findOrCreateConversation makes it (its event queued). */
   createConversation(contact: Contact, channelId: string): Conversation {
     const at = toDbTime(this.now);
-    const conversation = toConversation({
-      ...openConversationRow({
-        id: newId(),
-        accountId: this.accountId,
-        contactId: contact.id,
-        channelId,
-        at,
-      }),
-      contact_phone_number: contact.phoneNumber,
-      contact_user_id: contact.userId,
-      contact_username: contact.username,
-      contact_name: contact.name,
+    const conversation = openConversation({
+      id: newId(),
+      accountId: this.accountId,
+      contact,
+      channelId,
+      at,
     });
     this.#conversations.set(pairKey(contact.id, channelId), conversation);
     this.#newConversations.push(conversation);
@@ -173,18 +173,35 @@ export class BatchRecipients {
     this.#events.push(event);
   }
 
-  async write(trx: Executor, last: readonly LastMessage[]): Promise<{
+  /**
+   * The writes go on `out` (see SendWrites), guarded (libSQL) on what load()
+   * read: no contact of a new one's identity, no conversation of a new
+   * one's pair came meanwhile (another send made it: the unit is planned
+   * again and finds it).
+   */
+  async write(out: SendWrites, last: readonly LastMessage[]): Promise<{
     existing: LastMessage[];
     existingContactIds: string[];
   }> {
     const at = toDbTime(this.now);
     const lastOf = new Map(last.map((l) => [l.conversationId, l]));
+    if (this.#newContacts.length > 0) {
+      out.writes.expectRow(noContactsOf(this.accountId, this.#newContacts));
+    }
     await insertContacts(
-      trx,
+      out.db,
       this.#newContacts.map((c) => ({ ...c, lastMessageAt: at })),
     );
+    if (this.#newConversations.length > 0) {
+      out.writes.expectRow(noConversationsOn(
+        this.#newConversations.map((c) => ({
+          contactId: c.contactId,
+          channelId: c.phoneNumberId,
+        })),
+      ));
+    }
     await insertConversations(
-      trx,
+      out.db,
       this.#newConversations.map((c) => {
         const l = lastOf.get(c.id)!;
         return {
@@ -204,7 +221,11 @@ export class BatchRecipients {
         };
       }),
     );
-    await recordEvents(trx, this.accountId, this.#events);
+    if (out.events) {
+      for (const e of this.#events) {
+        out.events.add({ ...e, accountId: this.accountId });
+      }
+    } else await recordEvents(out.db, this.accountId, this.#events);
     const created = new Set(this.#newConversations.map((c) => c.id));
     const newContacts = new Set(this.#newContacts.map((c) => c.id));
     return {

@@ -1,4 +1,6 @@
 import type { Db } from "../../db/schema.ts";
+import type { GroupCommit } from "../../db/group_commit.ts";
+import { writerOf } from "../plan_writer.ts";
 import type { Clock } from "../../clock.ts";
 import type { SecretBox } from "../../crypto.ts";
 import type { Logger } from "../../log.ts";
@@ -21,6 +23,8 @@ import {
 
 export interface ReadDeps {
   db: Db;
+  /** The read's writes go in a unit of the group commit (markRead). */
+  commits: Pick<GroupCommit, "runPlanned">;
   clock: Clock;
   secrets: SecretBox;
   graph: GraphApi;
@@ -102,7 +106,9 @@ async function callMarkRead(
 /**
  * Resets the unread count; when it was not 0, records an internal
  * `conversation.read` event (the panel's other tabs and agents hear of it)
- * in the same transaction.
+ * with it, as one group-commit unit: on libSQL one write batch, guarded on
+ * the count the read found still being reset by this write (another reset
+ * meanwhile: read again, nothing to do).
  */
 async function markRead(
   deps: ReadDeps,
@@ -110,14 +116,23 @@ async function markRead(
   conversationId: string,
 ): Promise<void> {
   const at = deps.clock.now();
-  await deps.db.transaction().execute(async (trx) => {
-    if (!await resetUnread(trx, conversationId)) return;
-    await recordEvent(trx, {
+  await deps.commits.runPlanned(async (db, writes) => {
+    const conversation = await findConversation(
+      db,
+      { accountId },
+      conversationId,
+    );
+    if (!conversation || conversation.unreadCount === 0) return () => {};
+    const w = writerOf(db, writes);
+    await resetUnread(w, conversationId);
+    writes.expectChanges(1);
+    await recordEvent(w, {
       accountId,
       type: "conversation.read",
       data: { conversationId, unreadCount: 0 },
       createdAt: at,
     });
+    return () => {};
   });
 }
 

@@ -7,11 +7,29 @@ import { toDbTime } from "../../db/time.ts";
 import { toE164 } from "../phones/phone.ts";
 import { type Channel, refusingRestriction } from "../channels/channel.ts";
 import { findChannel } from "../channels/channel_repo.ts";
+import type { PlannedWrites } from "../../db/planned_writes.ts";
+import { writerOf } from "../plan_writer.ts";
+import { newId } from "../../ids.ts";
 import { findContactOnChannel } from "../contacts/contact_service.ts";
-import { createMissingContact } from "../contacts/contact_identity_service.ts";
-import { type Contact, isBsuid } from "../contacts/contact.ts";
+import {
+  contactStillExists,
+  insertContact,
+  noContactsOf,
+} from "../contacts/contact_repo.ts";
+import {
+  type Contact,
+  contactView,
+  isBsuid,
+  newContact,
+} from "../contacts/contact.ts";
 import type { Conversation } from "../conversations/conversation.ts";
-import { createMissingConversation } from "../conversations/conversation_create_service.ts";
+import { conversationStillOf } from "../conversations/conversation_repo.ts";
+import {
+  insertConversation,
+  openConversation,
+  openConversationRow,
+} from "../conversations/conversation_write_repo.ts";
+import { PlannedEvents, recordEvent } from "../events/event_service.ts";
 import type { Template } from "../templates/template.ts";
 import { findSendableTemplate } from "../templates/template_service.ts";
 import { type TemplatePlan, templatePlan } from "../templates/template_plan.ts";
@@ -183,19 +201,59 @@ export interface Admitted {
 }
 
 /**
+ * Where the writes of a send's plan (src/db/planned_writes.ts) go. Inside a
+ * transaction (embedded SQLite: the group commit's, holding the write lock)
+ * they run at once on it, exactly the statements and order of a write in
+ * place; otherwise (libSQL) `db` records them for the unit's batch, with
+ * the guards (`writes`) that fail it when what the plan read changed, and
+ * the events are held and flushed at the plan's end (their deliveries read
+ * first: see PlannedEvents).
+ */
+export interface SendWrites {
+  /** Runs or records the plan's writes. */
+  db: Executor;
+  writes: PlannedWrites;
+  /** The plan's events, written by flushSendWrites (undefined: written in place). */
+  events: PlannedEvents | undefined;
+}
+
+/** The SendWrites of a plan reading on `reader` (see SendWrites). */
+export function sendWrites(
+  reader: Executor,
+  writes: PlannedWrites,
+): SendWrites {
+  const db = writerOf(reader, writes);
+  return {
+    db,
+    writes,
+    events: db === reader ? undefined : new PlannedEvents(),
+  };
+}
+
+/** Records the held events of a plan and their deliveries (read on `reader`). */
+export async function flushSendWrites(
+  reader: Executor,
+  out: SendWrites,
+): Promise<void> {
+  await out.events?.flushPlanned(reader, out.writes);
+}
+
+/**
  * Checks one message against every rule (channel, recipient, opt-out,
- * service window, template, reaction target) and, when it passes, finds or
- * creates its contact and conversation (with their events) in `trx`.
+ * service window, template, reaction target), reading on `db`, and, when it
+ * passes, writes its contact and conversation when missing (with their
+ * events) on `out`, guarded on what it read (see writeRecipient).
  * Throws SendRejected before writing anything when a rule fails; returns
  * "opted_out" when `respectOptOut` and the contact opted out.
  */
 export async function admit(
-  trx: Executor,
+  db: Executor,
   ctx: SendContext,
   input: SendMessageInput,
   options: { respectOptOut: boolean },
+  out: SendWrites,
 ): Promise<Admitted | "opted_out"> {
-  const channel = await channelFor(trx, ctx, input.phoneNumberId).catch(
+  const channel = await channelFor(db, ctx, input.phoneNumberId).catch(
     (err) => {
       // An agent sees no other account's channel, nor a missing one: 404.
       if (
@@ -205,13 +263,13 @@ export async function admit(
       throw err;
     },
   );
-  const { userId, phone, to } = recipientOf(input);
+  const recipient = recipientOf(input);
   // The contact and its conversation on the channel: one statement.
-  const found = await findContactOnChannel(trx, {
+  const found = await findContactOnChannel(db, {
     accountId: ctx.accountId,
     channelId: channel.id,
-    e164: phone,
-    userId,
+    e164: recipient.phone,
+    userId: recipient.userId,
   });
   const existing = found?.contact;
   if (options.respectOptOut && existing && !existing.optedIn) {
@@ -223,28 +281,97 @@ export async function admit(
     const visible = conversation &&
       (ctx.agent.visibility === "all" ||
         conversation.assignedTo === ctx.agent.id);
-    if (!visible) notVisible(to);
+    if (!visible) notVisible(recipient.to);
   }
-  await checkRules(trx, ctx, input, { channel, to, conversation });
-  // Both were looked up above, in this transaction: what is missing is created.
-  const contact = existing ??
-    (await createMissingContact(trx, {
-      accountId: ctx.accountId,
-      phoneNumber: phone,
-      userId,
-      now: ctx.now,
-    })).contact;
-  return {
+  await checkRules(db, ctx, input, {
     channel,
+    to: recipient.to,
+    conversation,
+  });
+  return await writeRecipient(out, ctx, {
+    channel,
+    recipient,
+    contact: existing,
+    conversation,
+  });
+}
+
+/**
+ * The contact and conversation of an admitted send, those missing written
+ * (with their contact.created and conversation.created events) on `out`.
+ * Its guards (libSQL: nothing can change inside SQLite's transaction): a
+ * new contact, that none of its identity came meanwhile (another send made
+ * it: the unit is planned again and finds it); a new conversation, that it
+ * went in (none of the pair came meanwhile) and that its contact was not
+ * joined into another; a found one, that it is still the contact's and,
+ * for an agent that sees only its own, still assigned to it.
+ */
+async function writeRecipient(
+  out: SendWrites,
+  ctx: SendContext,
+  found: {
+    channel: Channel;
+    recipient: ReturnType<typeof recipientOf>;
+    contact: Contact | undefined;
+    conversation: (ConversationRef & { assignedTo: string | null }) | undefined;
+  },
+): Promise<Admitted> {
+  const { channel, recipient } = found;
+  const at = toDbTime(ctx.now);
+  let contact = found.contact;
+  if (!contact) {
+    const identity = { phoneNumber: recipient.phone, userId: recipient.userId };
+    out.writes.expectRow(noContactsOf(ctx.accountId, [identity]));
+    contact = newContact({
+      ...identity,
+      id: newId(),
+      accountId: ctx.accountId,
+      createdAt: at,
+    });
+    await insertContact(out.db, contact);
+    await recordEvent(out.db, {
+      accountId: ctx.accountId,
+      type: "contact.created",
+      data: contactView(contact),
+      createdAt: at,
+    }, out.events);
+  } else if (!found.conversation) {
+    out.writes.expectRow(contactStillExists(contact.id));
+  }
+  if (found.conversation) {
+    const agent = ctx.agent?.visibility === "assigned"
+      ? ctx.agent.id
+      : undefined;
+    out.writes.expectRow(
+      conversationStillOf(found.conversation.id, contact.id, agent),
+    );
+    return { channel, contact, conversation: found.conversation };
+  }
+  const conversation = openConversation({
+    id: newId(),
+    accountId: ctx.accountId,
     contact,
-    conversation: conversation ??
-      (await createMissingConversation(trx, {
-        accountId: ctx.accountId,
-        contactId: contact.id,
-        channelId: channel.id,
-        now: ctx.now,
-      })).conversation,
-  };
+    channelId: channel.id,
+    at,
+  });
+  await insertConversation(
+    out.db,
+    openConversationRow({
+      id: conversation.id,
+      accountId: ctx.accountId,
+      contactId: contact.id,
+      channelId: channel.id,
+      at,
+    }),
+  );
+  out.writes.expectChanges(1);
+  await recordEvent(out.db, {
+    accountId: ctx.accountId,
+    type: "conversation.created",
+    data: conversation,
+    createdAt: at,
+  }, out.events);
+  return { channel, contact, conversation };
 }
 
 function notVisible(to: string): never {

@@ -6,7 +6,7 @@ import type { GroupCommit } from "../../db/group_commit.ts";
 import type { LookupCache } from "../../db/lookup_cache.ts";
 import { AppError } from "../../errors.ts";
 import { PRIORITY } from "../../jobs/queue.ts";
-import { runIdempotent } from "../idempotency/idempotency_service.ts";
+import { runIdempotentPlanned } from "../idempotency/idempotency_service.ts";
 import { agentSendProblem, parseSendMessage } from "./outbound.ts";
 import type { SendingAgent } from "./send_admission_service.ts";
 import {
@@ -64,14 +64,15 @@ export async function sendMessage(
   const input = parsed.value;
   const refused = request.agent && agentSendProblem(input);
   if (refused) throw new AppError("INSUFFICIENT_SCOPE", refused);
-  const result = await runIdempotent(deps, {
+  const result = await runIdempotentPlanned(deps, {
     accountId: request.accountId,
     key: request.idempotencyKey,
     route: "POST /messages",
     body: input,
-  }, async (trx) => {
+  }, async (db, writes) => {
     const { clientRef: _ref, ...data } = await acceptMessage(
-      trx,
+      db,
+      writes,
       deps,
       request.accountId,
       input,
@@ -86,16 +87,16 @@ export async function sendMessage(
 /** Sends a batch (its envelope already validated; each item is parsed alone). */
 export async function sendBatch(
   deps: SendMessageDeps,
-  request: SendRequest<Parameters<typeof acceptBatch>[3]>,
+  request: SendRequest<Parameters<typeof acceptBatch>[4]>,
 ): Promise<SendOutcome<BatchResult>> {
-  const result = await runIdempotent(deps, {
+  const result = await runIdempotentPlanned(deps, {
     accountId: request.accountId,
     key: request.idempotencyKey,
     route: "POST /messages/batch",
     body: request.body,
-  }, async (trx) => ({
+  }, async (db, writes) => ({
     status: 202,
-    data: await acceptBatch(trx, deps, request.accountId, request.body),
+    data: await acceptBatch(db, writes, deps, request.accountId, request.body),
   }), BULK);
   if (!result.replayed) deps.jobs.notify([PRIORITY.batch]);
   return result;

@@ -1,6 +1,7 @@
 // Accepting sends: each message admitted, written and queued in the
 // caller's transaction (a group-commit unit, see send_message_service.ts).
 import type { Executor } from "../../db/schema.ts";
+import type { PlannedWrites } from "../../db/planned_writes.ts";
 import type { Clock } from "../../clock.ts";
 import type { LookupCache } from "../../db/lookup_cache.ts";
 import { toDbTime } from "../../db/time.ts";
@@ -26,10 +27,12 @@ import {
 import {
   admit,
   type Admitted,
+  flushSendWrites,
   recipientOf,
   type SendContext,
   type SendingAgent,
   SendRejected,
+  sendWrites,
 } from "./send_admission_service.ts";
 import {
   accepted,
@@ -37,6 +40,7 @@ import {
   outboundMessage,
   sendJobs,
 } from "./send_rows.ts";
+import { noneOptedOut } from "../contacts/contact_repo.ts";
 import { HIGH_THROUGHPUT_RATE } from "../../upstream/send_governor.ts";
 import { BatchPacer } from "./batch_pacer_service.ts";
 import {
@@ -100,12 +104,15 @@ async function recordLast(
 }
 
 /**
- * Accepts one message: every rule is checked before anything is written;
- * the message row, its contact/conversation (and their events) and its send
- * job commit in the caller's transaction.
+ * Accepts one message, as a plan (src/db/planned_writes.ts) reading on `db`:
+ * every rule is checked before anything is written; the message row, its
+ * contact/conversation (and their events) and its send job are written on
+ * `writes` (see SendWrites: at once inside SQLite's transaction, one batch
+ * on libSQL), so they commit together.
  */
 export async function acceptMessage(
-  trx: Executor,
+  db: Executor,
+  writes: PlannedWrites,
   deps: AcceptDeps,
   accountId: string,
   input: SendMessageInput,
@@ -118,14 +125,16 @@ export async function acceptMessage(
     lookups: deps.lookups,
     agent,
   };
-  const to = await admit(trx, ctx, input, { respectOptOut: false });
+  const out = sendWrites(db, writes);
+  const to = await admit(db, ctx, input, { respectOptOut: false }, out);
   if (to === "opted_out") throw new Error("Unreachable: opt-out not asked");
   const { row, last } = buildMessage(ctx, input, to);
-  await insertMessage(trx, row);
-  await recordEvent(trx, createdEvent(row));
-  await recordLast(trx, ctx, last);
+  await insertMessage(out.db, row);
+  await recordEvent(out.db, createdEvent(row), out.events);
+  await recordLast(out.db, ctx, last);
   // Compiled once; sendMessage wakes the live pool after the commit.
-  await enqueueCompiled(trx, sendJobs([row], "live")[0]!, ctx.now);
+  await enqueueCompiled(out.db, sendJobs([row], "live")[0]!, ctx.now);
+  await flushSendWrites(db, out);
   return accepted(row);
 }
 
@@ -160,7 +169,8 @@ function clientRefOf(raw: unknown): string | null {
  * campaign priority.
  */
 export async function acceptBatch(
-  trx: Executor,
+  db: Executor,
+  writes: PlannedWrites,
   deps: AcceptDeps & {
     /** sendRateMax: SEND_RATE_MAX (1,000 when absent). */
     config: { sendRatePerSecond: number; sendRateMax?: number };
@@ -183,7 +193,7 @@ export async function acceptBatch(
     parseSendMessage(raw, { defaultPhoneNumberId: input.defaultPhoneNumberId })
   );
   const recipients = await BatchRecipients.load(
-    trx,
+    db,
     ctx,
     parsed.flatMap((p) => p.ok ? knownRecipient(p.value) : []),
   );
@@ -208,7 +218,7 @@ export async function acceptBatch(
       continue;
     }
     try {
-      const to = await admitInBatch(trx, ctx, item.value, {
+      const to = await admitInBatch(db, ctx, item.value, {
         respectOptOut,
         recipients,
       });
@@ -217,7 +227,7 @@ export async function acceptBatch(
         continue;
       }
       // The count of what was queued before is read before any row goes in.
-      const dueAt = await pacer.dueAt(trx, to.channel);
+      const dueAt = await pacer.dueAt(db, to.channel);
       const { row, last } = buildMessage(ctx, item.value, to);
       // Same time for every item: the last one of a conversation is its last message.
       lastOf.set(last.conversationId, last);
@@ -238,16 +248,29 @@ export async function acceptBatch(
   }
   // Nothing a later item checks reads the rows, so they all go in here.
   const last = [...lastOf.values()];
-  const { existing, existingContactIds } = await recipients.write(trx, last);
-  await insertMessages(trx, rows);
-  await recordOutboundMany(trx, {
+  const out = sendWrites(db, writes);
+  const { existing, existingContactIds } = await recipients.write(out, last);
+  await insertMessages(out.db, rows);
+  await recordOutboundMany(out.db, {
     status: "queued",
     at: ctx.now,
     last: existing,
   });
-  await touchContactsLastMessage(trx, existingContactIds, toDbTime(ctx.now));
+  // Guards (libSQL): the conversations and contacts read are still there
+  // (not joined into others), and none of them opted out meanwhile.
+  if (existing.length > 0) writes.expectChanges(existing.length);
+  await touchContactsLastMessage(
+    out.db,
+    existingContactIds,
+    toDbTime(ctx.now),
+  );
+  if (existingContactIds.length > 0) {
+    writes.expectChanges(existingContactIds.length);
+    if (respectOptOut) writes.expectRow(noneOptedOut(existingContactIds));
+  }
   // sendBatch wakes the batch pool after the commit.
-  await enqueueManyCompiled(trx, sendJobs(rows, "batch", runAt), ctx.now);
+  await enqueueManyCompiled(out.db, sendJobs(rows, "batch", runAt), ctx.now);
+  await flushSendWrites(db, out);
   return {
     accepted: rows.length,
     skipped: items.filter((i) => i.result === "skipped").length,

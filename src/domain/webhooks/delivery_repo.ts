@@ -207,6 +207,22 @@ export async function raiseChains(
 }
 
 /**
+ * A query that finds a row while every chain of `rootIds` still has its
+ * pending attempt (a guard of an atomic unit whose new deliveries wait for
+ * them: see writeFanOut).
+ */
+export function chainsStillPending(
+  rootIds: readonly string[],
+): CompiledQuery<unknown> {
+  return CompiledQuery.raw(
+    `select 1 where not exists (select 1 from json_each(?) as r
+      where not exists (select 1 from webhook_deliveries as d
+        where d.root_id = r.value and d.status = 'pending'))`,
+    [JSON.stringify(rootIds)],
+  );
+}
+
+/**
  * For each subject, the subscriptions' chains of a contact.created of that
  * subject not delivered yet (subject -> subscription -> root id), and those
  * whose waiting job is in a lane after `lane` (`behind`), in one statement

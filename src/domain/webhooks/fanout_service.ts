@@ -111,29 +111,83 @@ export async function fanOutMany(
   items: readonly Fanning[] | (() => readonly Fanning[]),
 ): Promise<number> {
   if (typeof items !== "function" && items.length === 0) return 0;
-  const subscriptions = await subscribersOf(trx, accountId);
-  if (subscriptions.length === 0) return 0;
-  const all = subscriptions.map((s) => ({
-    ...s,
+  const read = await readFanOut(trx, accountId, items);
+  if (!read) return 0;
+  return (await writeFanOut(trx, read.reads, read.items)).queued;
+}
+
+/** What fanOutMany() reads before it writes (readFanOut). */
+export interface FanOutReads {
+  accountId: string;
+  subscriptions: { id: string; enabled: number; wants: Set<string> }[];
+  /** Subject -> subscription -> root id of its contact.created chain not delivered yet. */
+  chains: Map<string, Map<string, string>>;
+  /** The chains whose waiting job is in the lane behind live chat's. */
+  behind: Set<string>;
+}
+
+/**
+ * The reads of fanOutMany(): the account's subscriptions, then the pending
+ * contact.created chains of the subjects whose events wait for theirs; null
+ * when the account has no subscription (`items` is then not made).
+ */
+export async function readFanOut(
+  db: Executor,
+  accountId: string,
+  items: readonly Fanning[] | (() => readonly Fanning[]),
+): Promise<{ reads: FanOutReads; items: readonly Fanning[] } | null> {
+  const subscriptions = (await subscribersOf(db, accountId)).map((s) => ({
+    id: s.id,
+    enabled: s.enabled,
     wants: new Set(fromJson<string[]>(s.events, [])),
   }));
-  if (typeof items === "function") items = items();
-  const waiting = items.flatMap(({ event }) =>
+  if (subscriptions.length === 0) return null;
+  const made = typeof items === "function" ? items() : items;
+  const waiting = made.flatMap(({ event }) =>
     WAITS_FOR_CONTACT.has(event.type) && event.subjectId &&
-      all.some((s) => s.wants.has(event.type))
+      subscriptions.some((s) => s.wants.has(event.type))
       ? [event.subjectId]
       : []
   );
-  const { chains, behind } = await pendingContactCreated(trx, {
-    webhookIds: all.filter((s) => s.enabled === 1).map((s) => s.id),
+  const { chains, behind } = await pendingContactCreated(db, {
+    webhookIds: subscriptions.filter((s) => s.enabled === 1).map((s) => s.id),
     subjectIds: [...new Set(waiting)],
     lane: PRIORITY.webhook,
   });
+  return {
+    reads: { accountId, subscriptions, chains, behind },
+    items: made,
+  };
+}
+
+/**
+ * The writes of fanOutMany() from its reads, which it reads nothing more
+ * for (an atomic unit's write phase). `waitedOn`: the chains read (not made
+ * here) that a new delivery waits for.
+ */
+export async function writeFanOut(
+  trx: Executor,
+  reads: FanOutReads,
+  items: readonly Fanning[],
+): Promise<{ queued: number; waitedOn: string[] }> {
+  const { accountId } = reads;
+  const all = reads.subscriptions;
+  // Copies: the chains made here join them, and the reads may be used again.
+  const chains = new Map(
+    [...reads.chains].map(([subject, bySubscription]) => [
+      subject,
+      new Map(bySubscription),
+    ]),
+  );
+  const readRoots = new Set(
+    [...reads.chains.values()].flatMap((m) => [...m.values()]),
+  );
+  const waitedOn = new Set<string>();
   const rows: WebhookDeliveriesTable[] = [];
   const jobs: { job: EnqueueInput<typeof DELIVER_JOB>; now: Date }[] = [];
   // The chains a live event would wait behind: those whose waiting job is
   // in the batch lane, and those made here in it.
-  const behindLive = new Set(behind);
+  const behindLive = new Set(reads.behind);
   const raise = new Set<string>();
   for (const { event, now } of items) {
     const subscribers = all.filter((s) => s.wants.has(event.type));
@@ -167,6 +221,7 @@ export async function fanOutMany(
       if (!on) continue;
       const priority = LANE_PRIORITY[event.lane];
       const after = row.after_root_id;
+      if (after && readRoots.has(after)) waitedOn.add(after);
       jobs.push({
         job: deliveryJob(
           row,
@@ -203,5 +258,5 @@ export async function fanOutMany(
     i = end;
   }
   await raiseChains(trx, [...raise], PRIORITY.webhook);
-  return jobs.length;
+  return { queued: jobs.length, waitedOn: [...waitedOn] };
 }
