@@ -1,5 +1,5 @@
 // The bookkeeping the scale-out harness's figures rest on
-// (scripts/_scaleout_report.ts): windows, the reference bucket, rates,
+// (bench/_scaleout_report.ts): windows, the reference bucket, rates,
 // duplicates and in-flight sends at a kill, cron ticks, the server log.
 import assert from "node:assert/strict";
 import {
@@ -12,8 +12,8 @@ import {
   nonConformant,
   numberFigures,
   referenceBucket,
-} from "../../scripts/_scaleout_report.ts";
-import type { SendRecord } from "../../scripts/_strict_upstream.ts";
+} from "../../bench/_scaleout_report.ts";
+import type { SendRecord } from "../../bench/_strict_upstream.ts";
 
 function send(
   t: number,

@@ -1,11 +1,11 @@
 /**
  * The scale-out harness's figures, computed after a phase from what was
- * recorded (pure functions, tested in tests/scripts/scaleout_report_test.ts):
+ * recorded (pure functions, tested in tests/bench/scaleout_report_test.ts):
  * the upstream's send log, the API samples, the database's view at the kill
  * and at the end. Past 300 lines because the definitions below and the
  * functions that implement them belong side by side.
  *
- * Definitions (README "The scale-out harness" says the same):
+ * Definitions (docs/benchmarks.md, "The scale-out harness", says the same):
  * - A send is a request the strict upstream accepted; a duplicate is every
  *   accepted send of a message after its first. A queued message the upstream
  *   never accepted is unsent if the database still shows it queued at the

@@ -13,7 +13,7 @@
  * requests, per request as measured in 1). The flood runs in a child process so its
  * uploads do not slow this process's timing of GET /account. Linux only.
  *
- *   deno run -A scripts/bench_meta_webhook.ts [--flood 6] [--duration 5]
+ *   deno run -A bench/meta_webhook.ts [--flood 6] [--duration 5]
  */
 import {
   api,

@@ -1,7 +1,7 @@
 // deno-lint-ignore-file no-console
 /**
  * Start to ready and idle memory of `serve` (a file: database, media on disk, no simulator):
- * `deno run -A scripts/bench_start.ts [--runs 5] [--idle-ms 3000]`; with APP_BIN set
+ * `deno run -A bench/start.ts [--runs 5] [--idle-ms 3000]`; with APP_BIN set
  * (e.g. `APP_BIN=dist/bmserver`), that compiled binary instead.
  *
  * `serve` is measured the way `deno task start` runs it: the bundle `deno task build` writes
@@ -20,12 +20,12 @@
  * filed): `_start_reference.ts`, from source, in the same run.
  */
 import { LAZY, machine, numberFlags, percentile, sleep } from "./_bench.ts";
-import { buildBundle, startTaskArgs } from "./_bundle.ts";
+import { buildBundle, startTaskArgs } from "../scripts/_bundle.ts";
 
 const { runs, "idle-ms": idleMs } = numberFlags({ runs: 5, "idle-ms": 3000 });
 const ROOT = new URL("../", import.meta.url).pathname;
 const HOST = "127.0.0.1";
-const REFERENCE = `${ROOT}scripts/_start_reference.ts`;
+const REFERENCE = `${ROOT}bench/_start_reference.ts`;
 const SECRET_KEY = "bench-start-secret-key-0123456789abcdef";
 const START_TIMEOUT_MS = 30_000;
 

@@ -3,7 +3,7 @@
  * POST /messages/batch throughput and latency: 100 template items per batch (fresh numbers)
  * from C concurrent clients for D seconds.
  *
- *   deno run -A scripts/bench_batch.ts [--concurrency 4] [--duration 10] [--size 100]
+ *   deno run -A bench/batch.ts [--concurrency 4] [--duration 10] [--size 100]
  */
 import {
   api,

@@ -1,8 +1,8 @@
 /**
- * bench_start.ts's reference, the one issue 7's table gives beside start to
+ * start.ts's reference, the one issue 7's table gives beside start to
  * ready and idle RSS ("Hono + node:sqlite server"): a Hono app on Deno.serve
  * with one node:sqlite connection (WAL) on a file, answering /readyz from it.
- * `deno run -A scripts/_start_reference.ts <port> <database file>`.
+ * `deno run -A bench/_start_reference.ts <port> <database file>`.
  * A measuring instrument, not code to copy.
  */
 import { Hono } from "hono";

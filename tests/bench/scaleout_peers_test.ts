@@ -3,10 +3,10 @@
 // (round-robin over ready instances, never a retry) and the sqld monitor
 // (a wedged sqld ends the phase instead of hanging it).
 import assert from "node:assert/strict";
-import { StrictUpstream } from "../../scripts/_strict_upstream.ts";
-import { RoundRobinProxy } from "../../scripts/_lb.ts";
-import { SqldMonitor } from "../../scripts/_scaleout_watch.ts";
-import type { HarnessDb } from "../../scripts/_scaleout_db.ts";
+import { StrictUpstream } from "../../bench/_strict_upstream.ts";
+import { RoundRobinProxy } from "../../bench/_lb.ts";
+import { SqldMonitor } from "../../bench/_scaleout_watch.ts";
+import type { HarnessDb } from "../../bench/_scaleout_db.ts";
 import { waitFor } from "../_support/wait.ts";
 
 function sendRequest(

@@ -10,9 +10,9 @@
  * recovery after a kill, failed requests, the rate-limited key's admissions
  * against a reference bucket, cron runs per tick and sqld's CPU and write
  * latency after the load, with PASS/FAIL per target, then a side-by-side
- * table. See README "The scale-out harness".
+ * table. See docs/benchmarks.md, "The scale-out harness".
  *
- *   deno run -A scripts/bench_scaleout.ts [--phases embedded,sqld1,sqld3,kill,pause,restart]
+ *   deno run -A bench/scaleout.ts [--phases embedded,sqld1,sqld3,kill,pause,restart]
  *     [--duration 60] [--numbers 3] [--rate 80] [--messages <per number; rate x duration>]
  *     [--api-rate 20] [--statuses 0] [--drain 90] [--pause 20]
  *     [--limit-rate 30] [--limit-requests 90] [--dump <dir>]
@@ -78,11 +78,11 @@ export async function runScaleout(
   const helpers: Helper[] = [];
   const results: ScaleoutResult[] = [];
   try {
-    const upstream = await startHelper("scripts/_strict_upstream.ts", [
+    const upstream = await startHelper("bench/_strict_upstream.ts", [
       ...["--app-secret", APP_SECRET, "--rate", String(opts.rate)],
     ]);
     helpers.push(upstream);
-    const lb = await startHelper("scripts/_lb.ts", []);
+    const lb = await startHelper("bench/_lb.ts", []);
     helpers.push(lb);
     const settings: HarnessSettings = {
       upstreamUrl: upstream.url,

@@ -1,6 +1,6 @@
 // deno-lint-ignore-file no-console
 /**
- * The front proxy of the scale-out harness (scripts/bench_scaleout.ts): a
+ * The front proxy of the scale-out harness (bench/scaleout.ts): a
  * small HTTP reverse proxy, round-robin over the instances whose /readyz
  * answered 200 in their last health check (one every 500 ms; a check that
  * gets no answer within 2 s counts as a refusal, and the instance keeps its
@@ -14,7 +14,7 @@
  * Control: POST /_lb/targets {targets: ["http://127.0.0.1:P", ...]} sets
  * the instances (all unready until their first check); GET /_lb/stats.
  *
- * Run as a process: `deno run -A scripts/_lb.ts --port P`; it prints one JSON
+ * Run as a process: `deno run -A bench/_lb.ts --port P`; it prints one JSON
  * line with its URL when it listens.
  */
 import { parseArgs } from "node:util";

@@ -10,7 +10,7 @@
  *   3. isolation: --healthy subscriptions with and without one black-holed
  *      subscription (kept enabled), healthy latency compared.
  *
- *   deno run -A scripts/bench_webhooks.ts [--subscriptions 10] [--events 3000]
+ *   deno run -A bench/webhooks.ts [--subscriptions 10] [--events 3000]
  *     [--rate 500] [--duration 15] [--healthy 20] [--hol-rate 50] [--only 1|2|3]
  */
 import {

@@ -14,7 +14,7 @@
  * messages', and a customer's message from writing to the receiver apart);
  * and server CPU per message.
  *
- *   deno run -A scripts/bench_pipeline.ts [--numbers 10] [--per-channel 5000]
+ *   deno run -A bench/pipeline.ts [--numbers 10] [--per-channel 5000]
  *     [--cap 300] [--live-every 200] [--subscriptions 2] [--mixed 0|1]
  *     [--statuses 3|2|1] [--pin 1|0] [--warm-live 0] [--inbound-every 500]
  *

@@ -1,6 +1,6 @@
 // deno-lint-ignore-file no-console
 // Job queue throughput of the real WorkerPool on a temp SQLite file (concurrency 16 = WORKERS default):
-// `deno run -A scripts/bench_queue.ts [jobs] [concurrency] [runs]`. The measurement runs `runs` times
+// `deno run -A bench/queue.ts [jobs] [concurrency] [runs]`. The measurement runs `runs` times
 // (default 3, as the BullMQ side of ../shared/bench/queue_vs_bullmq.sh), each on a fresh database file;
 // each run is printed, and the headline "processing:" and "cpu:" lines are the medians (never the best).
 import { systemClock } from "../src/clock.ts";

@@ -3,7 +3,7 @@
  * POST /messages throughput and latency: template `order_update` to distinct fresh numbers
  * from C concurrent clients for D seconds.
  *
- *   deno run -A scripts/bench_send.ts [--concurrency 32] [--duration 10]
+ *   deno run -A bench/send.ts [--concurrency 32] [--duration 10]
  */
 import {
   api,

@@ -16,7 +16,7 @@
  * finding), extracted with `git archive` into a temp dir; "after" runs this
  * tree. About two minutes in all.
  *
- *   deno run -A scripts/bench_webhook_fairness.ts [--before 4e666ae]
+ *   deno run -A bench/webhook_fairness.ts [--before 4e666ae]
  *     [--rate 5] [--duration 20] [--subscriptions 12] [--contacts 30]
  *     [--slow-ms 9500] [--only before|after]
  */

@@ -11,9 +11,9 @@ import {
   recordDelivery,
   type Run,
   statusLagsByLane,
-} from "../../scripts/_bench_pipeline_report.ts";
-import { statCpuTicks } from "../../scripts/_bench_serve.ts";
-import type { Delivery } from "../../scripts/_bench_receiver.ts";
+} from "../../bench/_bench_pipeline_report.ts";
+import { statCpuTicks } from "../../bench/_bench_serve.ts";
+import type { Delivery } from "../../bench/_bench_receiver.ts";
 
 function status(
   webhookId: string,

@@ -1,14 +1,14 @@
 // deno-lint-ignore-file no-console
 /**
  * The inbox panel's budgets (issue 29), measured in Debian's Chromium on
- * loopback (README: "The inbox panel"):
+ * loopback (docs/benchmarks.md):
  * - the JS and CSS the page loads, gzipped (≤ 40 KB and ≤ 12 KB);
  * - with 10,000 conversations, the list's first paint after navigation
  *   (the client's performance mark "list-rendered", ≤ 150 ms), median of runs;
  * - a new inbound message visible in the open conversation after the
  *   simulator's post to /meta/webhook (≤ 1 s), median of runs.
  *
- *   deno run -A scripts/bench_panel.ts [--runs 10] [--conversations 10000]
+ *   deno run -A bench/panel.ts [--runs 10] [--conversations 10000]
  */
 import { parseArgs } from "node:util";
 import {

@@ -1,5 +1,5 @@
 /**
- * The live sends' HTTP client of bench_pipeline.ts, on its own thread (a
+ * The live sends' HTTP client of pipeline.ts, on its own thread (a
  * Worker): the benchmark's main thread also receives every webhook and polls
  * the simulator, and a send stamped there and written out only when that
  * loop got round to it measured the client's lag as the server's. Here the

@@ -1,7 +1,7 @@
 // deno-lint-ignore-file no-console
 /**
  * A strict stand-in for Meta's Graph API, for the scale-out harness
- * (scripts/bench_scaleout.ts): the upstream simulator (src/simulator) behind
+ * (bench/scaleout.ts): the upstream simulator (src/simulator) behind
  * a front that enforces the per-number send rate with a strict sliding one
  * second window and records every send.
  *
@@ -20,7 +20,7 @@
  * - GET /_strict/log?from=N returns the records from the N-th on; POST
  *   /_strict/reset {rate, statuses, callbackUrl} starts a new phase.
  *
- * Run as a process: `deno run -A scripts/_strict_upstream.ts --port P
+ * Run as a process: `deno run -A bench/_strict_upstream.ts --port P
  * --app-secret S`; it prints one JSON line with its URL when it listens.
  */
 import { parseArgs } from "node:util";

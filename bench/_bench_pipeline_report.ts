@@ -1,6 +1,6 @@
 // deno-lint-ignore-file no-console
 /**
- * What bench_pipeline.ts measures, and how it prints it. Every figure comes
+ * What pipeline.ts measures, and how it prints it. Every figure comes
  * from what the simulator recorded (sends, their times, 130429 refusals), what
  * the webhook receiver recorded, or /proc; none from the server's own claims.
  */
