@@ -67,64 +67,56 @@ Deno.test("docs/webhooks.md's JavaScript receiver accepts the vector and refuses
   }
 });
 
-Deno.test("docs/webhooks.md's JavaScript receiver accepts the vector and refuses tampering, in Node", async () => {
+/**
+ * Writes the page's `marker` block as `verify.<ext>` beside a driver that
+ * reads the cases as JSON on stdin and prints one answer a line, runs the
+ * driver with `cmd`, and returns its lines.
+ */
+async function runExample(
+  marker: string,
+  ext: string,
+  driver: string[],
+  cmd: string,
+): Promise<string[]> {
   const dir = await Deno.makeTempDir({ prefix: "bm-docs-" });
   try {
-    await Deno.writeTextFile(`${dir}/verify.mjs`, await block("receiver-js"));
-    await Deno.writeTextFile(
-      `${dir}/run.mjs`,
-      [
-        'import { readFileSync } from "node:fs";',
-        'import { verifyWebhook } from "./verify.mjs";',
-        'for (const [secret, header, body, now] of JSON.parse(readFileSync(0, "utf8"))) {',
-        "  console.log(verifyWebhook(secret, header, Buffer.from(body), now));",
-        "}",
-      ].join("\n"),
-    );
-    const out = await runWith("node", ["run.mjs"], dir);
-    assert.deepEqual(out, CASES.map((c) => String(c[4])));
+    await Deno.writeTextFile(`${dir}/verify.${ext}`, await block(marker));
+    await Deno.writeTextFile(`${dir}/run.${ext}`, driver.join("\n"));
+    const child = new Deno.Command(cmd, {
+      args: [`run.${ext}`],
+      cwd: dir,
+      stdin: "piped",
+      stdout: "piped",
+      stderr: "piped",
+    }).spawn();
+    const writer = child.stdin.getWriter();
+    await writer.write(new TextEncoder().encode(JSON.stringify(CASES)));
+    await writer.close();
+    const out = await child.output();
+    assert.equal(out.code, 0, new TextDecoder().decode(out.stderr));
+    return new TextDecoder().decode(out.stdout).trim().split("\n");
   } finally {
     await Deno.remove(dir, { recursive: true });
   }
-});
-
-/** Runs `cmd args` in `dir` with the cases as JSON on stdin; its stdout lines. */
-async function runWith(
-  cmd: string,
-  args: string[],
-  dir: string,
-): Promise<string[]> {
-  const child = new Deno.Command(cmd, {
-    args,
-    cwd: dir,
-    stdin: "piped",
-    stdout: "piped",
-    stderr: "piped",
-  }).spawn();
-  const writer = child.stdin.getWriter();
-  await writer.write(new TextEncoder().encode(JSON.stringify(CASES)));
-  await writer.close();
-  const out = await child.output();
-  assert.equal(out.code, 0, new TextDecoder().decode(out.stderr));
-  return new TextDecoder().decode(out.stdout).trim().split("\n");
 }
 
+Deno.test("docs/webhooks.md's JavaScript receiver accepts the vector and refuses tampering, in Node", async () => {
+  const out = await runExample("receiver-js", "mjs", [
+    'import { readFileSync } from "node:fs";',
+    'import { verifyWebhook } from "./verify.mjs";',
+    'for (const [secret, header, body, now] of JSON.parse(readFileSync(0, "utf8"))) {',
+    "  console.log(verifyWebhook(secret, header, Buffer.from(body), now));",
+    "}",
+  ], "node");
+  assert.deepEqual(out, CASES.map((c) => String(c[4])));
+});
+
 Deno.test("docs/webhooks.md's Python receiver accepts the vector and refuses tampering", async () => {
-  const dir = await Deno.makeTempDir({ prefix: "bm-docs-" });
-  try {
-    await Deno.writeTextFile(`${dir}/verify.py`, await block("receiver-py"));
-    await Deno.writeTextFile(
-      `${dir}/run.py`,
-      [
-        "import json, sys",
-        "from verify import verify_webhook",
-        "for secret, header, body, now, _ in json.load(sys.stdin):",
-        "    print(verify_webhook(secret, header, body.encode(), now))",
-      ].join("\n"),
-    );
-    const out = await runWith("python3", ["run.py"], dir);
-    assert.deepEqual(out, CASES.map((c) => (c[4] ? "True" : "False")));
-  } finally {
-    await Deno.remove(dir, { recursive: true });
-  }
+  const out = await runExample("receiver-py", "py", [
+    "import json, sys",
+    "from verify import verify_webhook",
+    "for secret, header, body, now, _ in json.load(sys.stdin):",
+    "    print(verify_webhook(secret, header, body.encode(), now))",
+  ], "python3");
+  assert.deepEqual(out, CASES.map((c) => (c[4] ? "True" : "False")));
 });
