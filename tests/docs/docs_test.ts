@@ -80,6 +80,21 @@ Deno.test("every relative link and anchor of README, CONTRIBUTING and docs/ reso
   assert.deepEqual(broken, []);
 });
 
+Deno.test("every file path the pages name in code spans exists", async () => {
+  const missing: string[] = [];
+  for (const page of await pages()) {
+    const text = await read(page);
+    const paths = text.matchAll(
+      /`((?:src|tests|scripts|bench|examples|migrations|docs)\/[\w./-]+\.(?:ts|mjs|md|py|png))`/g,
+    );
+    for (const [, path] of paths) {
+      if (/[A-Z]{3}/.test(path!)) continue; // a pattern: migrations/NNNN_name.ts
+      if (!await exists(join(ROOT, path!))) missing.push(`${page}: ${path}`);
+    }
+  }
+  assert.deepEqual(missing, []);
+});
+
 Deno.test("docs/configuration.md lists exactly the variables src/config.ts reads", async () => {
   const rows = tableBetween(
     await read("docs/configuration.md"),

@@ -57,13 +57,13 @@ export const DOCUMENTED_STATUS: Readonly<Record<string, number>> = {
   EVENT_EXPIRED: 410,
   // docs/webhooks.md, POST /webhooks (and its /api/v1 alias) past the account's limit.
   WEBHOOK_LIMIT_REACHED: 422,
-  // docs/api.md, "Errors, credentials, limits": PATCH /conversations/:id.
+  // docs/api.md, "Errors": PATCH /conversations/:id.
   INVALID_AGENT: 422,
 };
 
 /**
  * Routes outside the API, whose callers hold no API key, refuse with 403
- * FORBIDDEN (docs/api.md, "Errors, credentials, limits"): a failed Meta
+ * FORBIDDEN (docs/api.md, "Errors"): a failed Meta
  * handshake (reference/meta-graph-api.md says "answer 403"), /metrics off
  * loopback without METRICS_TOKEN, a media download without a valid signature.
  */
