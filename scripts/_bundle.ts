@@ -2,7 +2,7 @@
  * The bundle `deno task build` writes and the command `deno task start` runs
  * it with, both read from deno.json (so a bench or a test cannot drift from
  * them), for a directory of the caller's: a build into dist/server deletes
- * the chunks a running server may still have to read (see README).
+ * the chunks a running server may still have to read (see docs/operations.md, "Production").
  */
 import { fileURLToPath } from "node:url";
 

@@ -1,4 +1,4 @@
-/** The signature test vector README shows; the receiver examples there are checked against it too. */
+/** The signature test vector docs/webhooks.md shows; the receiver examples there are checked against it too. */
 export const SIGNATURE_VECTOR = {
   secret: "whsec_test_5WZ2cS1nq8Vb3kLm0Pq7Rt9Xy4Ad6Fg",
   timestamp: 1763640000,

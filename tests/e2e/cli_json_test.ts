@@ -1,4 +1,4 @@
-// README: every command accepts --json. Each command of the usage text is run
+// docs/cli.md: every command accepts --json. Each command of the usage text is run
 // once as a real process with --json, and its standard output must parse as
 // JSON; a command added to the usage without a row here fails the test.
 import assert from "node:assert/strict";

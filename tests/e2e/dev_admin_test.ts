@@ -1,5 +1,5 @@
 // `dev` on a fresh data directory as a newcomer meets it: loopback only, a
-// Meta app secret of its own, and README's Administration block run as
+// Meta app secret of its own, and docs/cli.md's Administration block run as
 // written against its DATA_DIR with SECRET_KEY unset.
 import assert from "node:assert/strict";
 import { loadConfig } from "../../src/config.ts";
@@ -9,18 +9,18 @@ import { channelAccessToken } from "../../src/domain/channels/channel_service.ts
 import { waitFor } from "../_support/wait.ts";
 import { api, runCli, type ServerProcess, startServer } from "./_process.ts";
 
-const README = new URL("../../README.md", import.meta.url);
+const CLI_PAGE = new URL("../../docs/cli.md", import.meta.url);
 const PROGRAM = ["deno", "run", "-A", "main.ts"];
 
-/** The ```sh blocks of README's "## Administration" section, one command per entry. */
-async function readmeAdminCommands(): Promise<string[][]> {
-  const text = await Deno.readTextFile(README);
+/** The ```sh blocks of docs/cli.md's "## Administration" section, one command per entry. */
+async function documentedAdminCommands(): Promise<string[][]> {
+  const text = await Deno.readTextFile(CLI_PAGE);
   const section = text.split(/^## /m).find((s) =>
     s.startsWith("Administration\n")
   );
-  assert.ok(section, "README has no Administration section");
+  assert.ok(section, "docs/cli.md has no Administration section");
   const blocks = [...section.matchAll(/^```sh\n([\s\S]*?)^```$/gm)];
-  assert.ok(blocks.length > 0, "README's Administration has no sh block");
+  assert.ok(blocks.length > 0, "docs/cli.md's Administration has no sh block");
   return blocks.flatMap((b) =>
     b[1]!.replace(/\\\n/g, " ").split("\n").filter((l) => l.trim())
       .map(shellWords)
@@ -49,7 +49,7 @@ function shellWords(line: string): string[] {
     } else {
       assert.ok(
         !/[$`\\<>|;&(){}*?#~]/.test(ch),
-        `README command uses shell syntax "${ch}" (placeholders cannot run as written): ${line}`,
+        `docs/cli.md command uses shell syntax "${ch}" (placeholders cannot run as written): ${line}`,
       );
       word = (word ?? "") + ch;
     }
@@ -107,7 +107,7 @@ async function postMetaWebhook(
   return res.status;
 }
 
-Deno.test("dev on a fresh data directory: loopback only, its own Meta app secret, and README's admin block as written", async (t) => {
+Deno.test("dev on a fresh data directory: loopback only, its own Meta app secret, and docs/cli.md's admin block as written", async (t) => {
   await using server = await startServer({
     command: "dev",
     defaultHost: true,
@@ -154,11 +154,11 @@ Deno.test("dev on a fresh data directory: loopback only, its own Meta app secret
   );
 
   await t.step(
-    "every command of README's Administration block exits 0 without SECRET_KEY",
+    "every command of docs/cli.md's Administration block exits 0 without SECRET_KEY",
     async () => {
       const env = { DATA_DIR: server.dataDir };
       const outputs = new Map<string, string>();
-      const commands = await readmeAdminCommands();
+      const commands = await documentedAdminCommands();
       assert.ok(commands.length >= 10, `${commands.length} commands`);
       for (const words of commands) {
         const line = words.join(" ");

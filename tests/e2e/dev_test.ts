@@ -188,7 +188,7 @@ Deno.test("dev seeds a working demo account and keeps it across a restart", asyn
               },
             });
           assert.equal((await send()).status, 201);
-          // README's curl.
+          // docs/getting-started.md's curl.
           const status = (value: string) =>
             fetch(`${first.simulatorUrl}/_sim/templates/order_update/status`, {
               method: "POST",

@@ -1,4 +1,4 @@
-// The scale-out harness (scripts/bench_scaleout.ts), short: three `serve`
+// The scale-out harness (bench/scaleout.ts), short: three `serve`
 // instances on a real sqld behind the harness's proxy, a campaign to the
 // strict upstream, then a kill -9 of one instance and a rolling restart.
 // It asserts what the program guarantees today and the harness's own
@@ -8,10 +8,7 @@
 // Skipped, saying so, when sqld is not installed.
 import assert from "node:assert/strict";
 import { sqldBinary } from "../_support/sqld.ts";
-import {
-  runScaleout,
-  type ScaleoutResult,
-} from "../../scripts/bench_scaleout.ts";
+import { runScaleout, type ScaleoutResult } from "../../bench/scaleout.ts";
 
 const RATE = 20;
 const installed = sqldBinary() !== undefined;

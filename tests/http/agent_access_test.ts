@@ -1,4 +1,4 @@
-// What an agent may do on every route (issue 29): the table README shows
+// What an agent may do on every route (issue 29): the table docs/panel.md shows
 // under "What agents may do", walked for a key, an agent with visibility
 // `all` and one with visibility `assigned`. Every operation of the OpenAPI
 // document and every /api/v1 route must be in the table, so a new route
@@ -27,7 +27,7 @@ import {
  */
 type Access = "yes" | "visible" | "no";
 
-/** [route, agent with visibility all, agent with visibility assigned], in README's order. */
+/** [route, agent with visibility all, agent with visibility assigned], in docs/panel.md's order. */
 export const AGENT_ACCESS: [string, Access, Access][] = [
   ["GET /api/v2/account", "yes", "yes"],
   ["GET /api/v2/channels", "yes", "yes"],
@@ -161,7 +161,7 @@ function assertAllowed(label: string, res: { status: number; body: unknown }) {
 }
 
 routeTest(
-  "the agent access table covers every route, and README shows it",
+  "the agent access table covers every route, and docs/panel.md shows it",
   async (h) => {
     const labels = new Set(AGENT_ACCESS.map(([label]) => label));
     assert.equal(labels.size, AGENT_ACCESS.length, "one row per route");
@@ -175,11 +175,14 @@ routeTest(
       "AGENT_ACCESS lists exactly the document's operations and the /api/v1 routes",
     );
     const readme = await Deno.readTextFile(
-      new URL("../../README.md", import.meta.url),
+      new URL("../../docs/panel.md", import.meta.url),
     );
     const start = readme.indexOf("<!-- agent-access:start -->");
     const end = readme.indexOf("<!-- agent-access:end -->");
-    assert.ok(start >= 0 && end > start, "README has the agent access table");
+    assert.ok(
+      start >= 0 && end > start,
+      "docs/panel.md has the agent access table",
+    );
     const WORDS: Record<Access, string> = {
       yes: "yes",
       visible: "what it sees",

@@ -24,7 +24,7 @@ export const SPEC_ERROR_CODES = [
  * does not list come from DESIGN.md §3 "Errors and statuses". "404 NOT_FOUND or
  * the specific CONTACT_NOT_FOUND etc." is read as the `<RESOURCE>_NOT_FOUND`
  * family of the resources the API serves. The last three are the replay codes
- * and the assignee code README.md documents. Deliberately not read from src/http/errors.ts: the
+ * and the assignee code docs/api.md documents. Deliberately not read from src/http/errors.ts: the
  * oracle holds the implementation to the documents, not to itself.
  */
 export const DOCUMENTED_STATUS: Readonly<Record<string, number>> = {
@@ -52,18 +52,18 @@ export const DOCUMENTED_STATUS: Readonly<Record<string, number>> = {
   TEMPLATE_NOT_APPROVED: 422,
   RATE_LIMITED: 429,
   INTERNAL_ERROR: 500,
-  // README.md, POST /webhooks/:id/replay/:deliveryId.
+  // docs/webhooks.md, POST /webhooks/:id/replay/:deliveryId.
   WEBHOOK_DISABLED: 409,
   EVENT_EXPIRED: 410,
-  // README.md, POST /webhooks (and its /api/v1 alias) past the account's limit.
+  // docs/webhooks.md, POST /webhooks (and its /api/v1 alias) past the account's limit.
   WEBHOOK_LIMIT_REACHED: 422,
-  // README.md, "API behaviour worth knowing": PATCH /conversations/:id.
+  // docs/api.md, "Errors": PATCH /conversations/:id.
   INVALID_AGENT: 422,
 };
 
 /**
  * Routes outside the API, whose callers hold no API key, refuse with 403
- * FORBIDDEN (README.md, "API behaviour worth knowing"): a failed Meta
+ * FORBIDDEN (docs/api.md, "Errors"): a failed Meta
  * handshake (reference/meta-graph-api.md says "answer 403"), /metrics off
  * loopback without METRICS_TOKEN, a media download without a valid signature.
  */
