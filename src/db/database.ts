@@ -7,6 +7,7 @@ import {
   SqliteQueryCompiler,
 } from "kysely";
 import type { Database } from "./schema.ts";
+import { isSqliteBusy } from "./busy.ts";
 import {
   adaptNodeSqlite,
   BUSY_TIMEOUT_MS,
@@ -136,17 +137,6 @@ const BEGIN_IMMEDIATE = "begin immediate";
  */
 const BUSY_RETRY_MS = 1;
 
-const SQLITE_BUSY = 5;
-
-/**
- * SQLITE_BUSY (5, or an extended code built on it), as node:sqlite reports
- * it on a prepared statement's error (`exec` gives no errcode).
- */
-function isBusy(err: unknown): boolean {
-  const code = (err as { errcode?: unknown } | null)?.errcode;
-  return typeof code === "number" && (code & 0xff) === SQLITE_BUSY;
-}
-
 /**
  * SQLite whose transactions take the write lock at BEGIN. Every transaction
  * here writes; a deferred one first reads, and if another process (the admin
@@ -200,7 +190,7 @@ class ImmediateSqliteDialect extends SqliteDialect {
           try {
             return begin();
           } catch (err) {
-            if (!isBusy(err) || performance.now() >= deadline) throw err;
+            if (!isSqliteBusy(err) || performance.now() >= deadline) throw err;
           }
           await new Promise((resolve) => setTimeout(resolve, BUSY_RETRY_MS));
         }

@@ -6,6 +6,10 @@
  * autocommit write takes a slot for its request, an interactive transaction
  * (the migrations) from BEGIN to its end. Reads take none.
  */
+import { isRetryableLibsqlError } from "./busy.ts";
+
+export { isRetryableLibsqlError };
+
 export const MAX_WRITES_IN_FLIGHT = 2;
 
 export interface WriteSlotStats {
@@ -82,22 +86,6 @@ export function isReadOnlySql(text: string): boolean {
   if (head === "select" || head === "explain") return true;
   if (head === "with") return !/\b(insert|update|delete|replace)\b/i.test(text);
   return false;
-}
-
-/**
- * A libSQL error worth trying again after a pause: nothing was written.
- * SQLITE_BUSY (sqld's connections wait 100 ms for the lock, then give up,
- * even for autocommit statements), TRANSACTION_TIMEOUT (sqld took the lock
- * back after 5 s) and HTTP 429 (sqld's request limit).
- */
-export function isRetryableLibsqlError(err: unknown): boolean {
-  const e = err as { code?: unknown; message?: unknown; cause?: unknown };
-  const code = typeof e?.code === "string" ? e.code : "";
-  if (/^SQLITE_BUSY|^SQLITE_LOCKED|TRANSACTION_TIMEOUT/.test(code)) return true;
-  const status = (e?.cause as { status?: unknown } | undefined)?.status;
-  if (status === 429) return true;
-  const message = typeof e?.message === "string" ? e.message : "";
-  return /database is locked|TRANSACTION_TIMEOUT|\b429\b/i.test(message);
 }
 
 /** Pauses between tries: 10 ms doubling to 640 ms, each scaled by a random 50-100 % (no two instances in step). */

@@ -2,6 +2,7 @@ import type { Context } from "hono";
 import { HTTPException } from "hono/http-exception";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 import { AppError, type ErrorCode } from "../errors.ts";
+import { isDatabaseBusy } from "../db/busy.ts";
 import type { AppEnv } from "./env.ts";
 
 /** The only place that maps error codes to HTTP statuses. */
@@ -110,6 +111,14 @@ export function handleError(err: Error, c: Context<AppEnv>): Response {
       ? "Cannot parse request body: it is not valid JSON"
       : err.message || "Request rejected";
     return c.json(errorBody(c, code, message), STATUS_BY_CODE[code]);
+  }
+  if (isDatabaseBusy(err)) {
+    // The database stayed busy through the writers' retries (another
+    // instance's long write, a migration): nothing was written, so the
+    // client may simply try again. A 503 with Retry-After says so.
+    c.get("log")?.warn("Request refused: database busy", { err });
+    c.header("Retry-After", "1");
+    return internal(c, 503);
   }
   c.get("log")?.error("Unhandled error", { err });
   return internal(c);

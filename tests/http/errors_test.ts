@@ -2,6 +2,7 @@
 // failures that must not leak, and the health endpoints.
 import assert from "node:assert/strict";
 import { sql } from "kysely";
+import { DatabaseSync } from "node:sqlite";
 import { Hono } from "hono";
 import { AppError } from "../../src/errors.ts";
 import { handleError } from "../../src/http/errors.ts";
@@ -175,4 +176,54 @@ Deno.test("a 503 with a cause (a dependency's error) stays an error with the cau
     JSON.stringify(lines[0]),
     /storage is unreachable.*connection refused/,
   );
+});
+
+/** A real SQLITE_BUSY of node:sqlite: another connection holds the write lock. */
+function sqliteBusyError(dir: string): unknown {
+  const path = `${dir}/busy.db`;
+  const holder = new DatabaseSync(path);
+  const writer = new DatabaseSync(path, { timeout: 0 });
+  try {
+    holder.exec(
+      "create table t (x); begin immediate; insert into t values (1)",
+    );
+    writer.prepare("insert into t values (2)").run();
+  } catch (err) {
+    return err;
+  } finally {
+    writer.close();
+    holder.close();
+  }
+  throw new Error("expected SQLITE_BUSY");
+}
+
+Deno.test("a write the database stays busy for, once the writers gave up, answers 503 with Retry-After, not 500", async () => {
+  const dir = await Deno.makeTempDir();
+  // libSQL's LibsqlError as sqld sends it (code and message); a real one
+  // cannot be had on demand: this sqld build mostly waits for the lock.
+  const libsqlBusy = Object.assign(
+    new Error("SQLITE_BUSY: database is locked"),
+    { name: "LibsqlError", code: "SQLITE_BUSY" },
+  );
+  try {
+    for (const busy of [sqliteBusyError(dir), libsqlBusy]) {
+      const app = new Hono<AppEnv>();
+      app.use("*", async (c, next) => {
+        c.set("log", createLogger("error"));
+        await next();
+      });
+      app.onError(handleError);
+      app.post("/", () => {
+        throw busy;
+      });
+      const res = await app.request("/", { method: "POST" });
+      assert.equal(res.status, 503, String(busy));
+      assert.equal(res.headers.get("retry-after"), "1");
+      const body = await res.json();
+      assert.deepEqual(body.error, INTERNAL);
+      assert.doesNotMatch(JSON.stringify(body), LEAK_REGEXP);
+    }
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
 });
