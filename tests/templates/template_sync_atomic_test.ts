@@ -5,48 +5,15 @@ import assert from "node:assert/strict";
 import {
   refreshTemplate,
   syncWabaTemplates,
-  type TemplateSyncDeps,
 } from "../../src/domain/templates/template_sync_service.ts";
 import { createTemplate } from "../../src/domain/templates/template_service.ts";
 import { ensureWaba } from "../../src/domain/wabas/waba_repo.ts";
 import { toDbTime } from "../../src/db/time.ts";
-import { GroupCommit } from "../../src/db/group_commit.ts";
+import { anotherInstance, racing } from "../_support/race.ts";
 import { metaTest, type MetaWorld } from "../_support/meta.ts";
 
 function forbidTransactions(w: MetaWorld): void {
   if (w.container.dbBatch) w.container.dbBatch.forbidTransactions = true;
-}
-
-/** The container with a group commit of its own, as another instance on the same database has. */
-function anotherInstance(w: MetaWorld): TemplateSyncDeps {
-  const { db, engine, dbBatch } = w.container;
-  return {
-    ...w.container,
-    commits: new GroupCommit(db, { atomic: { db, engine, dbBatch } }),
-  };
-}
-
-/**
- * The container, but another writer's `between` runs after the first plan's
- * reads and before its batch (on libSQL only: on SQLite the plan holds the
- * write lock). Counts the plans.
- */
-function racing(w: MetaWorld, between: () => Promise<void>) {
-  const deps = {
-    ...w.container,
-    plans: 0,
-    commits: {
-      runPlanned: (plan, options) =>
-        w.container.commits.runPlanned(async (db, writes) => {
-          const finish = await plan(db, writes);
-          if (deps.plans++ === 0 && w.container.engine === "libsql") {
-            await between();
-          }
-          return finish;
-        }, options),
-    } as TemplateSyncDeps["commits"],
-  };
-  return deps;
 }
 
 metaTest(
@@ -112,16 +79,20 @@ metaTest(
     // This sync's first plan reads an empty WABA; then, before its batch,
     // another instance's sync writes every template. (Without the guard the
     // unique key fails the batch, and the group commit's run alone recovers.)
-    const deps = racing(w, async () => {
-      other = await syncWabaTemplates(anotherInstance(w), w.wabaId, {
+    const race = racing(w.container, async () => {
+      other = await syncWabaTemplates(anotherInstance(w.container), w.wabaId, {
         mode: "live",
       });
     });
-    const summary = await syncWabaTemplates(deps, w.wabaId, {
-      mode: "live",
-    });
+    const summary = await syncWabaTemplates(
+      { ...w.container, ...race },
+      w.wabaId,
+      {
+        mode: "live",
+      },
+    );
     assert.equal(
-      deps.plans,
+      race.plans,
       libsql ? 2 : 1,
       "planned again after the conflict",
     );
@@ -147,7 +118,7 @@ metaTest(
     // This sync's first plan reads the WABA's three rows; then a stale
     // writer (a refresh that read Meta before it deleted the template)
     // adds "late_0001". Meta does not return it: the sync disables it too.
-    const deps = racing(w, async () => {
+    const race = racing(w.container, async () => {
       await w.container.db.insertInto("templates").values({
         ...(await w.container.db.selectFrom("templates").selectAll()
           .where("name", "=", "promo_0001")
@@ -156,10 +127,14 @@ metaTest(
         name: "late_0001",
       }).execute();
     });
-    const summary = await syncWabaTemplates(deps, w.wabaId, {
-      mode: "live",
-    });
-    assert.equal(deps.plans, libsql ? 2 : 1);
+    const summary = await syncWabaTemplates(
+      { ...w.container, ...race },
+      w.wabaId,
+      {
+        mode: "live",
+      },
+    );
+    assert.equal(race.plans, libsql ? 2 : 1);
     if (libsql) {
       assert.equal(summary.disabled, 1);
       const row = (await w.templates()).get("late_0001/en_US")!;
@@ -191,14 +166,16 @@ metaTest(
       accountId: w.tenant.account.id,
       now: toDbTime(w.clock.now()),
     });
-    const deps = racing(w, async () => {
+    const race = racing(w.container, async () => {
       // The other WABA's sync takes it over first.
       await w.container.db.updateTable("templates")
         .set({ waba_id: "waba-2", source: "meta" })
         .where("id", "=", local.id).execute();
     });
-    await syncWabaTemplates(deps, w.wabaId, { mode: "live" });
-    assert.equal(deps.plans, libsql ? 2 : 1);
+    await syncWabaTemplates({ ...w.container, ...race }, w.wabaId, {
+      mode: "live",
+    });
+    assert.equal(race.plans, libsql ? 2 : 1);
     const rows = await db.selectFrom("templates")
       .select(["id", "waba_id"])
       .where("name", "=", "order_update").where("language", "=", "es_AR")
