@@ -211,7 +211,10 @@ export async function applyAccountUpdate(
   if (event === "DISABLED_UPDATE") {
     const ban = change.value.ban_info as Record<string, unknown> | undefined;
     const state = str(ban?.waba_ban_state)?.toUpperCase() ?? null;
-    await updateWaba(change.writes.db, waba.id, { ban_state: state, updated_at: at });
+    await updateWaba(change.writes.db, waba.id, {
+      ban_state: state,
+      updated_at: at,
+    });
     if (state === "DISABLE") {
       await disconnectAll(
         change,
