@@ -14,18 +14,23 @@ export function anotherInstance(c: Container): Container {
 }
 
 /**
- * A group commit whose first plan, once it has read, lets `between` write
- * before its batch (on libSQL only: on SQLite the plan holds the write lock,
- * and `between` would wait for it). `plans` counts the plans made.
+ * A group commit whose first plan (or plan number `at`, from 0), once it
+ * has read, lets `between` write before its batch (on libSQL only: on
+ * SQLite the plan holds the write lock, and `between` would wait for it).
+ * `plans` counts the plans made.
  */
-export function racing(c: Container, between: () => Promise<void>) {
+export function racing(
+  c: Container,
+  between: () => Promise<void>,
+  at = 0,
+) {
   const race = {
     plans: 0,
     commits: {
       runPlanned: (plan, options) =>
         c.commits.runPlanned(async (db, writes) => {
           const finish = await plan(db, writes);
-          if (race.plans++ === 0 && c.engine === "libsql") await between();
+          if (race.plans++ === at && c.engine === "libsql") await between();
           return finish;
         }, options),
     } as Pick<GroupCommit, "runPlanned">,
