@@ -2,7 +2,10 @@
 // the fix when it fails; blocking when one that stops sending or receiving
 // fails.
 import assert from "node:assert/strict";
-import { connectWaba } from "../../src/domain/channels/connect_service.ts";
+import {
+  type ConnectDeps,
+  connectWaba,
+} from "../../src/domain/channels/connect_service.ts";
 import {
   type DoctorDeps,
   runDoctor,
@@ -13,7 +16,10 @@ import { metaTest, type MetaWorld } from "../_support/meta.ts";
 
 const PUBLIC = "https://bm.example.com";
 
-function deps(w: MetaWorld, publicBaseUrl = PUBLIC): DoctorDeps {
+function deps(
+  w: MetaWorld,
+  publicBaseUrl = PUBLIC,
+): DoctorDeps & ConnectDeps {
   return {
     ...w.container,
     config: { ...w.container.config, publicBaseUrl, metaAppId: SIM_APP_ID },

@@ -5,6 +5,8 @@ import type {
   AgentSessionsTable,
   Executor,
 } from "../../db/schema.ts";
+import type { RawBuilder } from "kysely";
+import { sameRow } from "../../db/row_guard.ts";
 import type { AgentVisibility } from "./account.ts";
 
 export async function insertLoginLink(
@@ -49,6 +51,11 @@ export async function consumeLink(
     .returning("agent_id")
     .executeTakeFirst();
   return row?.agent_id;
+}
+
+/** A guard (PlannedWrites.expectRow): the agent is not revoked. */
+export function activeAgent(agentId: string): RawBuilder<unknown> {
+  return sameRow("agents", { id: agentId, revoked_at: null });
 }
 
 export async function insertSession(

@@ -1,6 +1,7 @@
 // Panel sign-in without passwords: a one-time link (CLI `agents login-link`)
 // starts a session whose opaque id lives only in an HttpOnly cookie.
 import type { Db } from "../../db/schema.ts";
+import type { GroupCommit } from "../../db/group_commit.ts";
 import type { Clock } from "../../clock.ts";
 import { AppError } from "../../errors.ts";
 import { randomBase62, sha256HexSync } from "../../crypto.ts";
@@ -12,6 +13,8 @@ import * as repo from "./agent_session_repo.ts";
 export interface SessionDeps {
   db: Db;
   clock: Clock;
+  /** Sign-in uses the link up and starts the session atomically (runPlanned). */
+  commits: Pick<GroupCommit, "runPlanned">;
 }
 
 /** A login link is good for this long, once. */
@@ -71,7 +74,10 @@ export async function peekLoginLink(
 /**
  * Uses a login link up and starts a session for its agent; returns the
  * session id (for the cookie; only its hash is stored), or undefined when
- * the link is unknown, used, expired or its agent revoked.
+ * the link is unknown, used, expired or its agent revoked. On libSQL the
+ * link's use and the session go in one batch after the read, guarded: a
+ * sign-in that used the link up meanwhile (or a revocation of its agent)
+ * plans it again, and then it finds the link unusable.
  */
 export async function signIn(
   deps: SessionDeps,
@@ -81,18 +87,22 @@ export async function signIn(
   const now = deps.clock.now();
   const at = toDbTime(now);
   const hash = hashOf(token);
-  return await deps.db.transaction().execute(async (trx) => {
-    const usable = await repo.findUsableLink(trx, hash, at);
-    if (!usable || !await repo.consumeLink(trx, hash, at)) return undefined;
+  return await deps.commits.runPlanned(async (db, writes) => {
+    const usable = await repo.findUsableLink(db, hash, at);
+    if (!usable) return () => undefined;
+    await repo.consumeLink(writes.db, hash, at);
+    writes.expectChanges(1);
+    writes.expectRow(repo.activeAgent(usable.agentId));
     const sessionId = randomBase62(SECRET_LENGTH);
-    await repo.insertSession(trx, {
+    await repo.insertSession(writes.db, {
       id_hash: hashOf(sessionId),
       agent_id: usable.agentId,
       created_at: at,
       last_seen_at: at,
       expires_at: toDbTime(addMs(now, SESSION_MAX_MS)),
     });
-    return { sessionId, agentId: usable.agentId };
+    const started = { sessionId, agentId: usable.agentId };
+    return () => started;
   });
 }
 

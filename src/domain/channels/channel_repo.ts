@@ -1,4 +1,6 @@
+import type { RawBuilder } from "kysely";
 import type { ChannelsTable, Executor } from "../../db/schema.ts";
+import { sameRow } from "../../db/row_guard.ts";
 import { prepared } from "../../db/prepared.ts";
 import { fromJson } from "../../db/json.ts";
 import type {
@@ -216,6 +218,18 @@ export async function readEventTimes(
     .select(["name_event_at", "limit_event_at"]).where("id", "=", id)
     .executeTakeFirstOrThrow();
   return { nameEventAt: r.name_event_at, limitEventAt: r.limit_event_at };
+}
+
+/** A guard (PlannedWrites.expectRow): the channel's name and limit event times are as read. */
+export function sameEventTimes(
+  id: string,
+  times: { nameEventAt: number | null; limitEventAt: number | null },
+): RawBuilder<unknown> {
+  return sameRow("channels", {
+    id,
+    name_event_at: times.nameEventAt,
+    limit_event_at: times.limitEventAt,
+  });
 }
 
 /** Disconnects a WABA's channels for Meta's reason (not those an operator disconnected). */

@@ -10,17 +10,13 @@
  * (Past 300 lines: one command's steps, each small, in the order they run.)
  */
 import type { Config } from "../../config.ts";
-import type { Logger } from "../../log.ts";
 import { AppError } from "../../errors.ts";
 import { newId } from "../../ids.ts";
 import { toDbTime } from "../../db/time.ts";
 import type { MetaPhoneNumber } from "../../upstream/meta_management.ts";
 import { toE164 } from "../phones/phone.ts";
 import { ensureWaba, findWaba, updateWaba } from "../wabas/waba_repo.ts";
-import {
-  describeMetaError,
-  type WabaDeps,
-} from "../wabas/waba_call_service.ts";
+import { describeMetaError } from "../wabas/waba_call_service.ts";
 import {
   appToken,
   checkToken,
@@ -29,6 +25,7 @@ import {
 import {
   type SyncSummary,
   syncWabaTemplates,
+  type TemplateSyncDeps,
 } from "../templates/template_sync_service.ts";
 import { healthColumns } from "./channel_health_service.ts";
 import {
@@ -44,8 +41,7 @@ import {
   ensureAppWebhook,
 } from "./app_webhook_service.ts";
 
-export interface ConnectDeps extends WabaDeps {
-  log: Logger;
+export interface ConnectDeps extends TemplateSyncDeps {
   config: Pick<
     Config,
     "metaAppId" | "metaAppSecret" | "metaVerifyToken" | "publicBaseUrl"

@@ -14,9 +14,14 @@ import {
   listWabaChannels,
   readEventTimes,
   reconnectWabaChannels,
+  sameEventTimes,
   updateChannel,
 } from "../channels/channel_repo.ts";
-import { setRestrictions, updateWaba } from "../wabas/waba_repo.ts";
+import {
+  sameAccountEventAt,
+  setRestrictions,
+  updateWaba,
+} from "../wabas/waba_repo.ts";
 import {
   type Applied,
   isStale,
@@ -36,7 +41,7 @@ async function channelOf(
   const named = str(change.value.display_phone_number);
   if (!named) return undefined;
   const wanted = digits(named);
-  const channels = await listWabaChannels(change.trx, change.waba.id);
+  const channels = await listWabaChannels(change.db, change.waba.id);
   return channels.find((c) => digits(c.phoneNumber) === wanted);
 }
 
@@ -58,18 +63,20 @@ export async function applyNumberQuality(
     };
   }
   const base = { subject: channel.id, ...(event ? { event } : {}) };
-  const { limitEventAt } = await readEventTimes(change.trx, channel.id);
+  const times = await readEventTimes(change.db, channel.id);
+  const { limitEventAt } = times;
   if (isStale(change.entryTime, limitEventAt)) {
     return { outcome: "stale", ...base };
   }
   const limit = str(change.value.current_limit) ??
     str(change.value.max_daily_conversations_per_business);
-  await updateChannel(change.trx, channel.id, {
+  change.writes.expectRow(sameEventTimes(channel.id, times));
+  await updateChannel(change.writes.db, channel.id, {
     ...(limit ? { messaging_limit: limit } : {}),
     limit_event_at: latest(change.entryTime, limitEventAt),
     updated_at: toDbTime(change.now),
   });
-  await enqueue(change.trx, {
+  await enqueue(change.writes.db, {
     kind: "channel.health",
     payload: { channelId: channel.id },
     uniqueKey: `channel.health:${channel.id}:${change.eventId}`,
@@ -92,12 +99,14 @@ export async function applyNumberName(
     };
   }
   const base = { subject: channel.id, event: decision };
-  const { nameEventAt } = await readEventTimes(change.trx, channel.id);
+  const times = await readEventTimes(change.db, channel.id);
+  const { nameEventAt } = times;
   if (isStale(change.entryTime, nameEventAt)) {
     return { outcome: "stale", ...base };
   }
   const name = str(change.value.requested_verified_name);
-  await updateChannel(change.trx, channel.id, {
+  change.writes.expectRow(sameEventTimes(channel.id, times));
+  await updateChannel(change.writes.db, channel.id, {
     name_status: decision,
     ...(decision === "APPROVED" && name ? { display_name: name } : {}),
     name_event_at: latest(change.entryTime, nameEventAt),
@@ -120,7 +129,7 @@ const ENDS_ACCOUNT = new Set([
 
 /** Disconnects the WABA's channels (not those an operator disconnected: they stay as they are). */
 async function disconnectAll(change: ManagementChange, reason: string) {
-  await disconnectWabaChannels(change.trx, change.waba.id, {
+  await disconnectWabaChannels(change.writes.db, change.waba.id, {
     reason,
     at: toDbTime(change.now),
   });
@@ -128,7 +137,7 @@ async function disconnectAll(change: ManagementChange, reason: string) {
 
 /** Reconnects the channels Meta's account news disconnected (never an operator's). */
 async function reconnectAll(change: ManagementChange) {
-  await reconnectWabaChannels(change.trx, change.waba.id, {
+  await reconnectWabaChannels(change.writes.db, change.waba.id, {
     reasonLike: "Meta %WhatsApp Business Account%",
     at: toDbTime(change.now),
   });
@@ -180,13 +189,14 @@ export async function applyAccountUpdate(
     return { outcome: "stale", ...base };
   }
   const watermark = latest(change.entryTime, waba.accountEventAt);
-  await updateWaba(change.trx, waba.id, {
+  change.writes.expectRow(sameAccountEventAt(waba.id, waba.accountEventAt));
+  await updateWaba(change.writes.db, waba.id, {
     account_event_at: watermark,
     updated_at: at,
   });
   if (event === "ACCOUNT_RESTRICTION") {
     const restrictions = restrictionsOf(change.value);
-    await setRestrictions(change.trx, waba.id, { restrictions, now: at });
+    await setRestrictions(change.writes.db, waba.id, { restrictions, now: at });
     return {
       outcome: "applied",
       ...base,
@@ -201,7 +211,10 @@ export async function applyAccountUpdate(
   if (event === "DISABLED_UPDATE") {
     const ban = change.value.ban_info as Record<string, unknown> | undefined;
     const state = str(ban?.waba_ban_state)?.toUpperCase() ?? null;
-    await updateWaba(change.trx, waba.id, { ban_state: state, updated_at: at });
+    await updateWaba(change.writes.db, waba.id, {
+      ban_state: state,
+      updated_at: at,
+    });
     if (state === "DISABLE") {
       await disconnectAll(
         change,

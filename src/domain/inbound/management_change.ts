@@ -1,9 +1,16 @@
 /** What a management webhook change handler is given and answers (management_service.ts). */
 import type { Executor } from "../../db/schema.ts";
+import type { PlannedWrites } from "../../db/planned_writes.ts";
 import type { Waba } from "../wabas/waba_repo.ts";
 
+/**
+ * A change to apply: read on `db`, write on `writes.db` (planned writes:
+ * on libSQL they go in one batch after the reads), with a guard on what a
+ * write depends on that another writer could change in between.
+ */
 export interface ManagementChange {
-  trx: Executor;
+  db: Executor;
+  writes: PlannedWrites;
   waba: Waba;
   field: string;
   /** The change's value, read with Meta's ids exact (parseJsonExact). */

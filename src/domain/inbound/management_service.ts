@@ -3,13 +3,15 @@
  * changes on the same signed /meta/webhook as messages, routed by
  * entry[].id (the WABA id: these values carry no phone metadata). Each
  * change is stored with its value as received (ids past 2^53 read from the
- * raw text, every Meta id a string) and applied in the same transaction,
+ * raw text, every Meta id a string) and applied atomically with it (one
+ * batch after its reads on libSQL, guarded on what it read),
  * once per (WABA, field, entry time, value): Meta retries and sends to every
  * subscribed app, so duplicates are the rule. An unknown field or WABA, or a value of
  * an unexpected shape, is stored and logged (once per field or WABA per
  * process), never an error.
  */
 import type { Db } from "../../db/schema.ts";
+import type { GroupCommit } from "../../db/group_commit.ts";
 import type { Clock } from "../../clock.ts";
 import type { Logger } from "../../log.ts";
 import { sha256HexSync } from "../../crypto.ts";
@@ -19,7 +21,7 @@ import { parseJsonExact, parseJsonVerbatim } from "../../text.ts";
 import { canonicalJson } from "../idempotency/idempotency_service.ts";
 import { findWaba } from "../wabas/waba_repo.ts";
 import type { ManagementField } from "../wabas/webhook_fields.ts";
-import { insertMetaEvent, setMetaEventOutcome } from "./meta_event_repo.ts";
+import { hasMetaEvent, insertMetaEvent } from "./meta_event_repo.ts";
 import type { Applied, ManagementChange } from "./management_change.ts";
 import { str } from "./management_change.ts";
 import {
@@ -64,6 +66,8 @@ export function isManagementField(field: string): boolean {
 
 export interface ManagementDeps {
   db: Db;
+  /** Writes each change atomically with what it applies (runPlanned). */
+  commits: Pick<GroupCommit, "runPlanned">;
   clock: Clock;
   log: Logger;
 }
@@ -142,7 +146,12 @@ export async function applyManagementChanges(
   return applied;
 }
 
-/** Stores one change and applies it in one transaction; false when it was a duplicate or not applied. */
+/**
+ * Stores one change and applies it atomically; false when it was a
+ * duplicate or not applied. The change's row goes in with its outcome, last
+ * of its statements, guarded: a copy another instance stored meanwhile
+ * plans it again (then seen as the duplicate it is).
+ */
 async function applyOne(
   deps: ManagementDeps,
   input: {
@@ -162,13 +171,12 @@ async function applyOne(
   const handler = Object.hasOwn(HANDLERS, field)
     ? HANDLERS[field as ManagementField]
     : undefined;
-  const waba = wabaId ? await findWaba(deps.db, wabaId) : undefined;
   const id = newId(now.getTime());
   const row = {
     id,
     payload_id: input.payloadId,
     waba_id: wabaId,
-    account_id: waba?.accountId ?? null,
+    account_id: null as string | null,
     field: input.field,
     event: value ? str(value.event) : null,
     subject: null,
@@ -187,8 +195,9 @@ async function applyOne(
     note: null,
     received_at: toDbTime(now),
   };
-  const outcome = await deps.db.transaction().execute(async (trx) => {
-    if (!(await insertMetaEvent(trx, row))) return null;
+  const done = await deps.commits.runPlanned(async (db, writes) => {
+    if (await hasMetaEvent(db, row.dedupe_key)) return () => null;
+    const waba = wabaId ? await findWaba(db, wabaId) : undefined;
     let applied: Applied;
     if (!handler) {
       applied = {
@@ -206,7 +215,8 @@ async function applyOne(
       applied = { outcome: "unreadable", note: "its value is not an object" };
     } else {
       applied = await handler({
-        trx,
+        db,
+        writes,
         waba,
         field,
         value,
@@ -215,15 +225,19 @@ async function applyOne(
         eventId: id,
       });
     }
-    await setMetaEventOutcome(trx, id, {
+    await insertMetaEvent(writes.db, {
+      ...row,
+      account_id: waba?.accountId ?? null,
       outcome: applied.outcome,
       note: applied.note ?? null,
       subject: applied.subject ?? null,
       event: applied.event ?? row.event,
     });
-    return applied;
+    writes.expectChanges(1);
+    return () => ({ outcome: applied, waba });
   });
-  if (!outcome) return false;
+  if (!done) return false;
+  const { outcome, waba } = done;
   if (!handler && !RECORDED_ONLY.has(input.field)) {
     logOnce(
       deps.log,

@@ -23,6 +23,7 @@ import {
 import {
   findByKey,
   findByMetaId,
+  sameTemplateRow,
   updateTemplateRow,
 } from "../templates/template_sync_repo.ts";
 import { templateHoldKey } from "../templates/template_store_service.ts";
@@ -38,10 +39,10 @@ import {
 async function templateOf(
   change: ManagementChange,
 ): Promise<TemplatesTable | undefined> {
-  const { trx, waba, value } = change;
+  const { db, waba, value } = change;
   const metaId = str(value.message_template_id);
   if (metaId) {
-    const byId = await findByMetaId(trx, {
+    const byId = await findByMetaId(db, {
       wabaId: waba.id,
       metaTemplateId: metaId,
     });
@@ -50,11 +51,21 @@ async function templateOf(
   const name = str(value.message_template_name);
   const language = str(value.message_template_language);
   if (!name || !language) return undefined;
-  return await findByKey(trx, {
+  return await findByKey(db, {
     wabaId: waba.id,
     name,
     language: normalizeLanguage(language),
   });
+}
+
+/** Updates the template, guarded on it being as read (its watermarks, its status). */
+async function updateTemplate(
+  change: ManagementChange,
+  template: TemplatesTable,
+  patch: Parameters<typeof updateTemplateRow>[2],
+): Promise<void> {
+  change.writes.expectRow(sameTemplateRow(template));
+  await updateTemplateRow(change.writes.db, template.id, patch);
 }
 
 /**
@@ -76,7 +87,7 @@ async function queueRefresh(
   if (!metaId && !name) {
     return { outcome: "unreadable", note: "it names no template" };
   }
-  await enqueue(change.trx, {
+  await enqueue(change.writes.db, {
     kind: "template.refresh",
     payload: {
       wabaId: change.waba.id,
@@ -114,7 +125,7 @@ export async function applyTemplateStatus(
   const watermark = latest(change.entryTime, template.status_event_at);
   if (REFETCH_EVENTS.has(event)) {
     // The event does not say what the template became: ask Meta.
-    await updateTemplateRow(change.trx, template.id, {
+    await updateTemplate(change, template, {
       status_event_at: watermark,
       ...(event === "REINSTATED" ? { flagged_at: null } : {}),
       updated_at: at,
@@ -127,7 +138,7 @@ export async function applyTemplateStatus(
     };
   }
   if (event === "FLAGGED") {
-    await updateTemplateRow(change.trx, template.id, {
+    await updateTemplate(change, template, {
       flagged_at: template.flagged_at ?? at,
       status_event_at: watermark,
       updated_at: at,
@@ -136,7 +147,7 @@ export async function applyTemplateStatus(
   }
   const status = statusFromMeta(event, template.status as TemplateStatus);
   const reason = str(change.value.reason);
-  await updateTemplateRow(change.trx, template.id, {
+  await updateTemplate(change, template, {
     status,
     meta_status: event,
     ...(event === "REJECTED"
@@ -148,7 +159,7 @@ export async function applyTemplateStatus(
     updated_at: at,
   });
   if (status === "approved" && template.status !== "approved") {
-    await wakeHeld(change.trx, templateHoldKey(template.id), change.now);
+    await wakeHeld(change.writes.db, templateHoldKey(template.id), change.now);
   }
   return {
     outcome: "applied",
@@ -171,7 +182,7 @@ export async function applyTemplateQuality(
   if (isStale(change.entryTime, template.quality_event_at)) {
     return { outcome: "stale", subject: template.id, event: score };
   }
-  await updateTemplateRow(change.trx, template.id, {
+  await updateTemplate(change, template, {
     quality_score: score,
     quality_event_at: latest(change.entryTime, template.quality_event_at),
     updated_at: toDbTime(change.now),
@@ -213,7 +224,7 @@ export async function applyTemplateCategory(
   const watermark = latest(change.entryTime, template.category_event_at);
   const at = toDbTime(change.now);
   if (correct) {
-    await updateTemplateRow(change.trx, template.id, {
+    await updateTemplate(change, template, {
       correct_category: correct,
       category_event_at: watermark,
       updated_at: at,
@@ -223,7 +234,7 @@ export async function applyTemplateCategory(
   if (!isTemplateCategory(next)) {
     return { outcome: "unreadable", subject, note: `category "${next}"` };
   }
-  await updateTemplateRow(change.trx, template.id, {
+  await updateTemplate(change, template, {
     category: next,
     previous_category: str(v.previous_category)?.toUpperCase() ??
       template.category,

@@ -12,19 +12,14 @@ export async function insertMetaEvent(
   return r !== undefined;
 }
 
-/** Records what applying a stored change did. */
-export async function setMetaEventOutcome(
+/** Whether a change with this dedupe key is stored (a duplicate of Meta's). */
+export async function hasMetaEvent(
   db: Executor,
-  id: string,
-  input: {
-    outcome: string;
-    note: string | null;
-    subject: string | null;
-    event: string | null;
-  },
-): Promise<void> {
-  await db.updateTable("meta_events").set(input).where("id", "=", id)
-    .execute();
+  dedupeKey: string,
+): Promise<boolean> {
+  const r = await db.selectFrom("meta_events").select("id")
+    .where("dedupe_key", "=", dedupeKey).executeTakeFirst();
+  return r !== undefined;
 }
 
 /** The latest changes of a WABA, newest first (doctor, tests). */

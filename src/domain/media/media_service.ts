@@ -1,4 +1,5 @@
 import type { Db } from "../../db/schema.ts";
+import type { GroupCommit } from "../../db/group_commit.ts";
 import type { Clock } from "../../clock.ts";
 import { nodeCrypto, type SecretBox } from "../../crypto.ts";
 import type { Logger } from "../../log.ts";
@@ -15,10 +16,11 @@ import { findChannelById } from "../channels/channel_repo.ts";
 import { channelAccessToken } from "../channels/channel_service.ts";
 import {
   findAccountMessage,
+  sameMessageVersion,
   setMessageMedia,
   updateMessageDetails,
 } from "../messages/message_repo.ts";
-import { recordMessageUpdated } from "../messages/message_service.ts";
+import { planMessageUpdated } from "../messages/message_service.ts";
 import { toJson } from "../../db/json.ts";
 import type { Viewer } from "../conversations/conversation.ts";
 import { seesConversation } from "../conversations/conversation_service.ts";
@@ -34,6 +36,8 @@ import { SIGNED_URL_TTL_SECONDS } from "./media.ts";
 
 export interface MediaDeps {
   db: Db;
+  /** The media's row, its message and the message's event commit together (runPlanned). */
+  commits: Pick<GroupCommit, "runPlanned">;
   clock: Clock;
   log: Logger;
   secrets: SecretBox;
@@ -126,27 +130,37 @@ export async function downloadInboundMedia(
       );
     }
   }, { contentType: mimeType });
-  const now = toDbTime(deps.clock.now());
-  await deps.db.transaction().execute(async (trx) => {
-    await markMediaStored(trx, media.id, {
+  const at = deps.clock.now();
+  const now = toDbTime(at);
+  // One batch on libSQL, guarded on the message being as read (its event
+  // shows it as these writes leave it).
+  await deps.commits.runPlanned(async (db, writes) => {
+    await markMediaStored(writes.db, media.id, {
       sha256,
       sizeBytes,
       mimeType,
       now,
     });
-    if (media.message_id) {
-      await setMessageMedia(trx, media.message_id, {
-        mediaId: media.id,
-        mediaKey: media.storage_key,
-        now,
-      });
-      await recordMessageUpdated(
-        trx,
-        media.account_id,
-        media.message_id,
-        deps.clock.now(),
-      );
-    }
+    if (!media.message_id) return () => undefined;
+    const message = await findAccountMessage(
+      db,
+      media.account_id,
+      media.message_id,
+    );
+    await setMessageMedia(writes.db, media.message_id, {
+      mediaId: media.id,
+      mediaKey: media.storage_key,
+      now,
+    });
+    if (!message) return () => undefined;
+    writes.expectRow(sameMessageVersion(message));
+    await planMessageUpdated(db, writes, {
+      ...message,
+      mediaId: media.id,
+      mediaKey: media.storage_key,
+      updatedAt: now,
+    }, at);
+    return () => undefined;
   });
 }
 
@@ -155,28 +169,37 @@ export async function downloadInboundMedia(
  * message shows `mediaError` from then on (and the panel hears of it).
  */
 export async function failInboundMedia(
-  deps: Pick<MediaDeps, "db" | "clock">,
+  deps: Pick<MediaDeps, "db" | "clock" | "commits">,
   mediaId: string,
   err: unknown,
 ): Promise<void> {
   const error = err instanceof Error ? err.message : String(err);
   const at = deps.clock.now();
   const now = toDbTime(at);
-  await deps.db.transaction().execute(async (trx) => {
-    await markMediaFailed(trx, mediaId, { error, now });
-    const media = await findMediaById(trx, mediaId);
-    if (!media?.message_id) return;
+  // One batch on libSQL, guarded on the message being as read (its
+  // details are rewritten from what was read).
+  await deps.commits.runPlanned(async (db, writes) => {
+    await markMediaFailed(writes.db, mediaId, { error, now });
+    const media = await findMediaById(db, mediaId);
+    if (!media?.message_id) return () => undefined;
     const message = await findAccountMessage(
-      trx,
+      db,
       media.account_id,
       media.message_id,
     );
-    if (!message) return;
-    await updateMessageDetails(trx, message.id, {
-      details: toJson({ ...message.details, mediaError: error }),
+    if (!message) return () => undefined;
+    writes.expectRow(sameMessageVersion(message));
+    const details = { ...message.details, mediaError: error };
+    await updateMessageDetails(writes.db, message.id, {
+      details: toJson(details),
       updatedAt: now,
     });
-    await recordMessageUpdated(trx, media.account_id, message.id, at);
+    await planMessageUpdated(db, writes, {
+      ...message,
+      details,
+      updatedAt: now,
+    }, at);
+    return () => undefined;
   });
 }
 

@@ -3,6 +3,8 @@ import { toJson } from "../../db/json.ts";
 import { insertRows } from "../../db/bulk.ts";
 import { insertRow, prepared } from "../../db/prepared.ts";
 import { executeCompiled } from "../../db/raw.ts";
+import { sameRow } from "../../db/row_guard.ts";
+import type { RawBuilder } from "kysely";
 import type {
   Message,
   MessageDirection,
@@ -201,6 +203,16 @@ export async function findAccountMessageByWamid(
     .where("wa_message_id", "=", wamid).where("account_id", "=", accountId);
   if (options.direction) q = q.where("direction", "=", options.direction);
   return await q.executeTakeFirst();
+}
+
+/** A guard (PlannedWrites.expectRow): the message was not written since it was read (its updated_at). */
+export function sameMessageVersion(
+  message: Pick<Message, "id" | "updatedAt">,
+): RawBuilder<unknown> {
+  return sameRow("messages", {
+    id: message.id,
+    updated_at: message.updatedAt,
+  });
 }
 
 /** Rewrites a message's content and details (a customer's edit or deletion). */

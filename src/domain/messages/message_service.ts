@@ -1,8 +1,9 @@
 import type { Db, Executor } from "../../db/schema.ts";
-import { recordEvent } from "../events/event_service.ts";
+import { PlannedEvents, recordEvent } from "../events/event_service.ts";
+import type { PlannedWrites } from "../../db/planned_writes.ts";
 import { AppError } from "../../errors.ts";
 import { findAccountMessage } from "./message_repo.ts";
-import { type MessageView, toMessageView } from "./message.ts";
+import { type Message, type MessageView, toMessageView } from "./message.ts";
 import type { Viewer } from "../conversations/conversation.ts";
 import { seesConversation } from "../conversations/conversation_service.ts";
 
@@ -38,4 +39,25 @@ export async function recordMessageUpdated(
     data: toMessageView(row),
     createdAt: at,
   });
+}
+
+/**
+ * recordMessageUpdated() in a plan (src/db/planned_writes.ts): the event
+ * of `message` as the plan's writes leave it, recorded on `writes`. The
+ * caller guards that the row it read is still the one it changed.
+ */
+export async function planMessageUpdated(
+  db: Executor,
+  writes: PlannedWrites,
+  message: Message,
+  at: Date,
+): Promise<void> {
+  const events = new PlannedEvents();
+  events.add({
+    accountId: message.accountId,
+    type: "message.updated",
+    data: toMessageView(message),
+    createdAt: at,
+  });
+  await events.flushPlanned(db, writes);
 }

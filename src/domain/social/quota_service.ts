@@ -8,6 +8,7 @@ import type { Clock } from "../../clock.ts";
 import type { Config } from "../../config.ts";
 import type { SecretBox } from "../../crypto.ts";
 import type { Db } from "../../db/schema.ts";
+import type { GroupCommit } from "../../db/group_commit.ts";
 import { addMs, toDbTime } from "../../db/time.ts";
 import { AppError } from "../../errors.ts";
 import { UpstreamError } from "../../upstream/graph_api.ts";
@@ -30,6 +31,8 @@ export interface SocialDeps {
   clock: Clock;
   secrets: SecretBox;
   config: Pick<Config, "metaGraphUrl" | "socialCallsPerHour">;
+  /** A refresh step's writes and its saved place commit together (runPlanned). */
+  commits: Pick<GroupCommit, "runPlanned">;
 }
 
 const HOUR_MS = 60 * 60 * 1_000;

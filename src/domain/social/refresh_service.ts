@@ -9,6 +9,7 @@ import { toDbTime } from "../../db/time.ts";
 import { RetryLater } from "../../errors.ts";
 import { enqueue, hasOpenJob } from "../../jobs/queue.ts";
 import type { Executor } from "../../db/schema.ts";
+import type { PlannedWrites } from "../../db/planned_writes.ts";
 import type { SocialClient } from "../../upstream/social_client.ts";
 import {
   fetchPostsPage,
@@ -74,6 +75,15 @@ export async function queueRefresh(
     keyPrefix: `${REFRESH_JOB}:${socialAccountId}:`,
   });
   if (open) return false;
+  return await enqueueRefresh(db, socialAccountId, input);
+}
+
+/** Queues a refresh without looking for an open one (a new account has none). */
+export async function enqueueRefresh(
+  db: Executor,
+  socialAccountId: string,
+  input: { key: string; now: Date },
+): Promise<boolean> {
   const id = await enqueue(db, {
     kind: REFRESH_JOB,
     payload: { socialAccountId },
@@ -120,20 +130,34 @@ function postRow(account: SocialAccount, post: UpstreamPost, input: {
   };
 }
 
-/** Stores posts read from the upstream, keeping the insight metrics they already had. */
+/**
+ * Stores posts read from the upstream, keeping the insight metrics they
+ * already had. With `writes` (a plan's), the writes are recorded there,
+ * guarded on each post being as read on `db`.
+ */
 export async function storePosts(
   db: Executor,
   account: SocialAccount,
   input: { posts: UpstreamPost[]; at: string },
+  writes?: PlannedWrites,
 ): Promise<void> {
   for (const post of input.posts) {
     const previous = await postRepo.findPostRow(db, account.id, post.id);
+    writes?.expectRow(
+      postRepo.samePost(
+        { socialAccountId: account.id, postId: post.id },
+        previous,
+      ),
+    );
     await postRepo.upsertPost(
-      db,
+      writes?.db ?? db,
       postRow(account, post, { previous, at: input.at }),
     );
   }
 }
+
+/** What a refresh step writes with its saved place: reads on `db`, writes on `writes`. */
+type StepWork = (db: Executor, writes: PlannedWrites) => Promise<void>;
 
 async function step(
   deps: SocialDeps,
@@ -142,14 +166,15 @@ async function step(
   state: RefreshState,
 ): Promise<RefreshState> {
   const at = toDbTime(deps.clock.now());
-  const save = (next: RefreshState, work?: (trx: Executor) => Promise<void>) =>
-    deps.db.transaction().execute(async (trx) => {
-      await work?.(trx);
-      await repo.saveRefreshState(trx, account.id, {
+  // The step's writes and its place commit together (one batch on libSQL).
+  const save = (next: RefreshState, work?: StepWork) =>
+    deps.commits.runPlanned(async (db, writes) => {
+      await work?.(db, writes);
+      await repo.saveRefreshState(writes.db, account.id, {
         state: toJson(next),
         at,
       });
-      return next;
+      return () => next;
     });
   switch (state.phase) {
     case "profile": {
@@ -171,8 +196,8 @@ async function step(
       const phase = account.network === "instagram" ? "stories" : "posts";
       return await save(
         { ...state, phase },
-        (trx) =>
-          postRepo.upsertSnapshot(trx, {
+        (_db, writes) =>
+          postRepo.upsertSnapshot(writes.db, {
             social_account_id: account.id,
             date: at.slice(0, 10),
             followers_count: state.profile?.followersCount ?? null,
@@ -201,7 +226,8 @@ async function step(
         : { ...state, phase: "insights", after: null, pages, pending };
       return await save(
         next,
-        (trx) => storePosts(trx, account, { posts: page.posts, at }),
+        (db, writes) =>
+          storePosts(db, account, { posts: page.posts, at }, writes),
       );
     }
     case "insights":
@@ -215,10 +241,7 @@ async function insightsStep(
     account: SocialAccount;
     get: SocialGet;
     state: RefreshState;
-    save: (
-      next: RefreshState,
-      work?: (trx: Executor) => Promise<void>,
-    ) => Promise<RefreshState>;
+    save: (next: RefreshState, work?: StepWork) => Promise<RefreshState>;
   },
 ): Promise<RefreshState> {
   const { account, state } = input;
@@ -250,11 +273,14 @@ async function insightsStep(
   }
   const metrics = applyInsights(post.metrics, sources, read.values);
   const at = toDbTime(now);
-  return await input.save(next, (trx) =>
-    postRepo.updatePostMetrics(trx, {
-      socialAccountId: account.id,
-      postId: post.id,
-    }, { metrics, at }));
+  return await input.save(
+    next,
+    (_db, writes) =>
+      postRepo.updatePostMetrics(writes.db, {
+        socialAccountId: account.id,
+        postId: post.id,
+      }, { metrics, at }),
+  );
 }
 
 /**

@@ -5,6 +5,8 @@ import type {
   SocialSnapshotsTable,
 } from "../../db/schema.ts";
 import { fromJson, toJson } from "../../db/json.ts";
+import { sameCount, sameRow } from "../../db/row_guard.ts";
+import type { RawBuilder } from "kysely";
 import type { CursorPosition } from "../pagination.ts";
 import type {
   Metrics,
@@ -51,6 +53,23 @@ export async function findPost(
     .where("account_id", "=", accountId).where("id", "=", postId)
     .executeTakeFirst();
   return r ? toPost(r) : undefined;
+}
+
+/**
+ * A guard (PlannedWrites.expectRow): the post is as read (its metrics
+ * written at the same time), or still absent when it was.
+ */
+export function samePost(
+  key: { socialAccountId: string; postId: string },
+  previous: SocialPost | undefined,
+): RawBuilder<unknown> {
+  const where = { social_account_id: key.socialAccountId, id: key.postId };
+  return previous
+    ? sameRow("social_posts", {
+      ...where,
+      metrics_updated_at: previous.metricsUpdatedAt,
+    })
+    : sameCount("social_posts", where, 0);
 }
 
 export async function upsertPost(

@@ -1,5 +1,7 @@
 /** SQL of social accounts: rows, sealed tokens, the durable quota and the refresh's saved place. */
+import type { RawBuilder } from "kysely";
 import type { Executor, SocialAccountsTable } from "../../db/schema.ts";
+import { sameCount } from "../../db/row_guard.ts";
 import type { SocialAccount, SocialNetwork } from "./social.ts";
 
 function toAccount(r: SocialAccountsTable): SocialAccount {
@@ -21,6 +23,18 @@ export async function insertSocialAccount(
 ): Promise<SocialAccount> {
   await db.insertInto("social_accounts").values(row).execute();
   return toAccount(row);
+}
+
+/** A guard (PlannedWrites.expectRow): the upstream account is not connected to the account. */
+export function notConnected(
+  accountId: string,
+  key: { network: SocialNetwork; upstreamId: string },
+): RawBuilder<unknown> {
+  return sameCount("social_accounts", {
+    account_id: accountId,
+    network: key.network,
+    upstream_id: key.upstreamId,
+  }, 0);
 }
 
 export async function findSocialAccountByUpstream(

@@ -12,7 +12,7 @@ import {
 import { type CursorPage, decodeCursor, toCursorPage } from "../pagination.ts";
 import { isGoneUpstream, readInsights } from "./insights.ts";
 import { isQuotaError, quotaGet, type SocialDeps } from "./quota_service.ts";
-import { queueRefresh, storePosts } from "./refresh_service.ts";
+import { enqueueRefresh, queueRefresh, storePosts } from "./refresh_service.ts";
 import {
   applyInsights,
   dayBound,
@@ -47,22 +47,26 @@ export async function connectSocialAccount(
       `Cannot connect social account: upstream id "${input.upstreamId}" is not a numeric Graph id`,
     );
   }
-  const existing = await repo.findSocialAccountByUpstream(
-    deps.db,
-    input.accountId,
-    input,
-  );
-  if (existing) {
-    throw new AppError(
-      "VALIDATION_ERROR",
-      `Cannot connect social account: ${input.network} "${input.upstreamId}" is already connected as "${existing.id}"`,
-    );
-  }
   const now = deps.clock.now();
   const at = toDbTime(now);
   const sealed = await deps.secrets.seal(input.accessToken);
-  return await deps.db.transaction().execute(async (trx) => {
-    const account = await repo.insertSocialAccount(trx, {
+  // The account and its first refresh in one batch (on libSQL), guarded on
+  // the upstream account still unconnected: a connect of it elsewhere
+  // meanwhile plans this again, and then it is refused.
+  return await deps.commits.runPlanned(async (db, writes) => {
+    const existing = await repo.findSocialAccountByUpstream(
+      db,
+      input.accountId,
+      input,
+    );
+    if (existing) {
+      throw new AppError(
+        "VALIDATION_ERROR",
+        `Cannot connect social account: ${input.network} "${input.upstreamId}" is already connected as "${existing.id}"`,
+      );
+    }
+    writes.expectRow(repo.notConnected(input.accountId, input));
+    const account = await repo.insertSocialAccount(writes.db, {
       id: newId(),
       account_id: input.accountId,
       network: input.network,
@@ -78,8 +82,11 @@ export async function connectSocialAccount(
       created_at: at,
       updated_at: at,
     });
-    await queueRefresh(trx, account.id, { key: `connect:${at}`, now });
-    return account;
+    await enqueueRefresh(writes.db, account.id, {
+      key: `connect:${at}`,
+      now,
+    });
+    return () => account;
   });
 }
 

@@ -1,8 +1,12 @@
 /**
  * Writing what Meta returned for a WABA's templates (template_sync_service.ts
  * fetches it): in place, taking over hand-made ones, disabling the missing.
+ * A plan (src/db/planned_writes.ts): it reads the rows, decides, and records
+ * the writes, guarded on the rows it read (on libSQL the writes go in one
+ * batch after the reads: another writer may have moved a row meanwhile).
  */
 import type { Executor, TemplatesTable } from "../../db/schema.ts";
+import type { PlannedWrites } from "../../db/planned_writes.ts";
 import type { Logger } from "../../log.ts";
 import { newId } from "../../ids.ts";
 import { toJson } from "../../db/json.ts";
@@ -84,13 +88,16 @@ function changed(
 }
 
 /**
- * Writes what Meta returned for the WABA: each template updated in place
- * (only what changed), taken over from a hand-made one, or inserted; those
- * of the scope Meta did not return disabled. Sends held on a template that
- * became approved again are woken.
+ * Plans the writes of what Meta returned for the WABA: each template
+ * updated in place (only what changed), taken over from a hand-made one, or
+ * inserted; those of the scope Meta did not return disabled. Sends held on a
+ * template that became approved again are woken. Reads on `db`, writes on
+ * `writes`, guarded: the WABA has the rows read (none added) and every row
+ * written is as read.
  */
 export async function applyTemplates(
-  trx: Executor,
+  db: Executor,
+  writes: PlannedWrites,
   log: Logger,
   input: {
     wabaId: string;
@@ -102,12 +109,19 @@ export async function applyTemplates(
 ): Promise<Omit<SyncSummary, "pages">> {
   const at = toDbTime(input.now);
   const { wabaId, scope } = input;
-  const rows = await repo.listWabaTemplateRows(trx, wabaId);
+  const rows = await repo.listWabaTemplateRows(db, wabaId);
   const byKey = new Map(rows.map((r) => [keyOf(r.name, r.language), r]));
-  const replaceable = await repo.listReplaceableRows(trx, {
+  const replaceable = await repo.listReplaceableRows(db, {
     accountId: input.accountId,
     wabaId,
   });
+  const write = writes.db;
+  // Templates are never deleted: the same count is the same rows. A row
+  // added meanwhile (another sync's) would be inserted twice, or left out
+  // of the disabled ones.
+  writes.expectRow(repo.sameWabaTemplateCount(wabaId, rows.length));
+  const unchangedSince = (row: TemplatesTable) =>
+    writes.expectRow(repo.sameTemplateRow(row));
   const summary = {
     wabaId,
     templates: 0,
@@ -159,7 +173,8 @@ export async function applyTemplates(
         ...(previous.flagged_at ? {} : flagged),
       };
       if (Object.keys(patch).length > 0) {
-        await repo.updateTemplateRow(trx, previous.id, {
+        unchangedSince(previous);
+        await repo.updateTemplateRow(write, previous.id, {
           ...patch,
           synced_at: at,
           updated_at: at,
@@ -176,7 +191,8 @@ export async function applyTemplates(
     );
     if (takeover >= 0) {
       const local = replaceable.splice(takeover, 1)[0]!;
-      await repo.updateTemplateRow(trx, local.id, {
+      unchangedSince(local);
+      await repo.updateTemplateRow(write, local.id, {
         ...columns,
         ...flagged,
         waba_id: wabaId,
@@ -189,7 +205,7 @@ export async function applyTemplates(
       if (becameApproved(local.status, read.status)) woken.push(local.id);
       continue;
     }
-    await repo.insertTemplateRow(trx, {
+    await repo.insertTemplateRow(write, {
       id: newId(input.now.getTime()),
       account_id: input.accountId,
       channel_id: null,
@@ -215,7 +231,8 @@ export async function applyTemplates(
     }
     if (row.status === "disabled" && row.meta_status === "DELETED") continue;
     // Gone from Meta: kept (messages name it), never sendable again.
-    await repo.updateTemplateRow(trx, row.id, {
+    unchangedSince(row);
+    await repo.updateTemplateRow(write, row.id, {
       status: "disabled",
       meta_status: "DELETED",
       synced_at: at,
@@ -223,15 +240,15 @@ export async function applyTemplates(
     });
     summary.disabled++;
   }
-  await repo.markSeen(trx, { wabaId, ids: unchanged, at });
+  await repo.markSeen(write, { wabaId, ids: unchanged, at });
   if (scope.kind === "all") {
-    await updateWaba(trx, wabaId, {
+    await updateWaba(write, wabaId, {
       templates_synced_at: at,
       templates_sync_attempted_at: at,
       templates_sync_error: null,
       updated_at: at,
     });
   }
-  for (const id of woken) await wakeHeld(trx, templateHoldKey(id), input.now);
+  for (const id of woken) await wakeHeld(write, templateHoldKey(id), input.now);
   return summary;
 }

@@ -1,6 +1,7 @@
 /** SQL of the template sync: a WABA's rows, the hand-made ones a sync takes over, and the writes. */
-import { sql } from "kysely";
+import { type RawBuilder, sql } from "kysely";
 import type { Executor, TemplatesTable } from "../../db/schema.ts";
+import { sameCount, sameRow } from "../../db/row_guard.ts";
 
 /** Every template row of a WABA (removed ones included). */
 export async function listWabaTemplateRows(
@@ -34,6 +35,19 @@ export async function listReplaceableRows(
       ])
     )
     .orderBy("created_at").orderBy("id").execute();
+}
+
+/** A guard (PlannedWrites.expectRow): the template row is still as read. */
+export function sameTemplateRow(row: TemplatesTable): RawBuilder<unknown> {
+  return sameRow("templates", { ...row });
+}
+
+/** A guard: the WABA still has `count` template rows (none are deleted: the same ones). */
+export function sameWabaTemplateCount(
+  wabaId: string,
+  count: number,
+): RawBuilder<unknown> {
+  return sameCount("templates", { waba_id: wabaId }, count);
 }
 
 export async function insertTemplateRow(

@@ -9,6 +9,7 @@
  * deleted. A template that becomes approved again wakes the sends held on it.
  */
 import type { Logger } from "../../log.ts";
+import type { GroupCommit } from "../../db/group_commit.ts";
 import { AppError } from "../../errors.ts";
 import { addMs, toDbTime } from "../../db/time.ts";
 import { enqueue, hasOpenJob } from "../../jobs/queue.ts";
@@ -39,6 +40,22 @@ const MAX_PAGES = 200;
 
 export interface TemplateSyncDeps extends WabaDeps {
   log: Logger;
+  /** Writes a sync's templates atomically (one batch on libSQL). */
+  commits: Pick<GroupCommit, "runPlanned">;
+}
+
+/**
+ * Writes what a fetch returned, atomically (one batch on libSQL, read again
+ * when another writer moved the WABA's templates meanwhile).
+ */
+function applyPlanned(
+  deps: TemplateSyncDeps,
+  input: Parameters<typeof applyTemplates>[3],
+): Promise<Omit<SyncSummary, "pages">> {
+  return deps.commits.runPlanned(async (db, writes) => {
+    const summary = await applyTemplates(db, writes, deps.log, input);
+    return () => summary;
+  });
 }
 
 /** Every page of the WABA's templates (`name` filters), or the first failure. */
@@ -85,7 +102,7 @@ async function fetchTemplates(
 }
 
 /**
- * Syncs the WABA's templates from Meta: every page, then one transaction.
+ * Syncs the WABA's templates from Meta: every page, then one atomic write.
  * A failing page writes nothing but the failure on the WABA (shown by
  * `doctor`), and is thrown with Meta's code.
  */
@@ -114,15 +131,13 @@ export async function syncWabaTemplates(
     throw err;
   }
   const now = deps.clock.now();
-  const summary = await deps.db.transaction().execute((trx) =>
-    applyTemplates(trx, deps.log, {
-      wabaId,
-      accountId: waba.accountId,
-      fetched: fetched.templates,
-      scope: { kind: "all" },
-      now,
-    })
-  );
+  const summary = await applyPlanned(deps, {
+    wabaId,
+    accountId: waba.accountId,
+    fetched: fetched.templates,
+    scope: { kind: "all" },
+    now,
+  });
   return { ...summary, pages: fetched.pages };
 }
 
@@ -165,14 +180,12 @@ export async function refreshTemplate(
       raw = null;
     }
     const now = deps.clock.now();
-    const summary = await deps.db.transaction().execute((trx) =>
-      applyTemplates(trx, deps.log, {
-        ...base,
-        fetched: raw ? [raw] : [],
-        scope: { kind: "ids", ids: [id] },
-        now,
-      })
-    );
+    const summary = await applyPlanned(deps, {
+      ...base,
+      fetched: raw ? [raw] : [],
+      scope: { kind: "ids", ids: [id] },
+      now,
+    });
     return { ...summary, pages: 1 };
   }
   const name = input.name;
@@ -190,14 +203,12 @@ export async function refreshTemplate(
   const now = deps.clock.now();
   // Meta's name filter matches parts of names too: only this name counts.
   const exact = fetched.templates.filter((t) => t.name === name);
-  const summary = await deps.db.transaction().execute((trx) =>
-    applyTemplates(trx, deps.log, {
-      ...base,
-      fetched: exact,
-      scope: { kind: "names", names: [name] },
-      now,
-    })
-  );
+  const summary = await applyPlanned(deps, {
+    ...base,
+    fetched: exact,
+    scope: { kind: "names", names: [name] },
+    now,
+  });
   return { ...summary, pages: fetched.pages };
 }
 

@@ -1,6 +1,8 @@
 /** WhatsApp Business Accounts (wabas): the token, template sync state, Meta's account events. */
+import type { RawBuilder } from "kysely";
 import type { Executor, WabasTable } from "../../db/schema.ts";
 import { fromJson, toJson } from "../../db/json.ts";
+import { sameRow } from "../../db/row_guard.ts";
 import type { Restriction } from "../channels/channel.ts";
 
 export interface Waba {
@@ -107,6 +109,14 @@ export async function listWabasDueForSync(
     )
     .orderBy("id").execute();
   return rows.map((r) => r.id);
+}
+
+/** A guard (PlannedWrites.expectRow): the WABA's account events are where they were read. */
+export function sameAccountEventAt(
+  id: string,
+  accountEventAt: number | null,
+): RawBuilder<unknown> {
+  return sameRow("wabas", { id, account_event_at: accountEventAt });
 }
 
 export async function updateWaba(
