@@ -60,7 +60,8 @@ export interface SendGovernorOptions {
 }
 
 interface Waiter {
-  resolve(): void;
+  /** With the slot's time (ms since the epoch on this process's clock). */
+  resolve(slot: number): void;
   reject(reason: unknown): void;
   detach(): void;
 }
@@ -118,7 +119,11 @@ export class SendGovernor {
     this.#block = opts.block;
   }
 
-  /** Resolves when this channel may send one message; rejects with the signal's reason if aborted. */
+  /**
+   * Resolves when this channel may send one message, with the time of the
+   * slot it sends on (ms since the epoch); rejects with the signal's reason
+   * if aborted.
+   */
   acquire(
     channelId: string,
     opts: {
@@ -126,10 +131,10 @@ export class SendGovernor {
       ratePerSecond?: number | null;
       signal?: AbortSignal;
     },
-  ): Promise<void> {
+  ): Promise<number> {
     if (opts.signal?.aborted) return Promise.reject(opts.signal.reason);
     const channel = this.#channel(channelId, opts.ratePerSecond);
-    return new Promise<void>((resolve, reject) => {
+    return new Promise<number>((resolve, reject) => {
       const queue = opts.lane === "live" ? channel.live : channel.batch;
       const signal = opts.signal;
       const onAbort = () => {
@@ -213,10 +218,10 @@ export class SendGovernor {
       channel.slots[0]! >= channel.pausedUntil &&
       (channel.live.length > 0 || channel.batch.length > 0)
     ) {
-      channel.slots.shift();
+      const slot = channel.slots.shift()!;
       const waiter = (channel.live.shift() ?? channel.batch.shift())!;
       waiter.detach();
-      waiter.resolve();
+      waiter.resolve(slot);
     }
     const waiting = channel.live.length + channel.batch.length;
     if (waiting > channel.slots.length && !channel.reserving) {

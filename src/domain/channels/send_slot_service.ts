@@ -10,10 +10,19 @@ import { pauseSendSlots, reserveSendSlots } from "./send_slot_repo.ts";
  * clock, so the slots are moved onto this process's clock (to within half a
  * round trip) whatever the skew between machines.
  */
+/** Reservations whose clock samples are kept (see DbSlots.#samples). */
+const CLOCK_SAMPLES = 16;
+
 export class DbSlots implements SlotSource {
   readonly #db: Db;
   readonly #now: () => number;
-  /** The database's clock minus this process's, as last measured. */
+  /**
+   * The last reservations' clock samples: the database's clock minus this
+   * process's, each with its round trip. The offset used is the one of the
+   * shortest round trip (as NTP does): a slow answer (a loaded machine, a
+   * queued write) says little about when the database read its clock.
+   */
+  #samples: { rttMs: number; offsetMs: number }[] = [];
   #offsetMs = 0;
 
   constructor(db: Db, now: () => number = Date.now) {
@@ -33,8 +42,16 @@ export class DbSlots implements SlotSource {
       intervalMs,
     });
     const after = this.#now();
-    this.#offsetMs = dbNowMs - (before + after) / 2;
+    this.#sample(after - before, dbNowMs - (before + after) / 2);
     return startMs - this.#offsetMs;
+  }
+
+  #sample(rttMs: number, offsetMs: number): void {
+    this.#samples.push({ rttMs, offsetMs });
+    if (this.#samples.length > CLOCK_SAMPLES) this.#samples.shift();
+    let best = this.#samples[0]!;
+    for (const s of this.#samples) if (s.rttMs < best.rttMs) best = s;
+    this.#offsetMs = best.offsetMs;
   }
 
   /** Holds every instance's slots of the channel until `untilMs` (this process's clock). */
