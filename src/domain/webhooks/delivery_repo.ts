@@ -6,6 +6,7 @@ import type {
   WebhookDeliveriesTable,
 } from "../../db/schema.ts";
 import { deleteInBatches } from "../../db/prune.ts";
+import { insertRowsWhere } from "../../db/bulk.ts";
 import { newId } from "../../ids.ts";
 import type { CursorPosition } from "../pagination.ts";
 import {
@@ -83,6 +84,27 @@ export async function insertDeliveries(
     const params = chunk.flatMap((r) => DELIVERY_COLUMNS.map((c) => r[c]));
     await runPrecompiled(db, insertText(chunk.length), params);
   }
+}
+
+/** A source row still pending, for a write that follows it in a batch (insertRowsWhere). */
+export const STILL_PENDING =
+  "exists (select 1 from webhook_deliveries as p where p.id = v.k and p.status = 'pending')";
+
+/**
+ * Inserts the next attempts of rows whose result is written later in the
+ * same batch, each only while the row it follows (`after`) is still
+ * pending: a row another run already wrote gets no second chain.
+ */
+export async function insertRetries(
+  db: Executor,
+  retries: ReadonlyArray<{ after: string; row: WebhookDeliveriesTable }>,
+): Promise<void> {
+  await insertRowsWhere(
+    db,
+    "webhook_deliveries",
+    retries.map((r) => ({ key: r.after, row: r.row })),
+    STILL_PENDING,
+  );
 }
 
 /**
