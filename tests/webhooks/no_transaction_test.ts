@@ -1,5 +1,6 @@
 // The delivery paths open no interactive transaction on libSQL (issue 30):
-// an attempt's record and its retry, written as one atomic unit (planned
+// an attempt's record and its retry, the auto-disable and the skipped
+// queue, a test and a replay, each written as one atomic unit (planned
 // writes: one write batch on libSQL, the group transaction on SQLite).
 // `forbidTransactions` makes db.transaction() throw on libSQL, so these fail
 // on the old code there; on SQLite they pin that the same units keep their
@@ -10,6 +11,7 @@ import { sql } from "kysely";
 import { ENGINES } from "../_harness.ts";
 import {
   createContact,
+  type Json,
   nextPhone,
   type WebhookHarness,
   webhookTest,
@@ -19,6 +21,7 @@ import type { Plan } from "../../src/db/planned_writes.ts";
 import type { GroupCommit, RunOptions } from "../../src/db/group_commit.ts";
 import { toDbTime } from "../../src/db/time.ts";
 import { findAttemptRow } from "../../src/domain/webhooks/delivery_repo.ts";
+import { skipPending } from "../../src/domain/webhooks/delivery_repo.ts";
 import { record } from "../../src/domain/webhooks/attempt_record_service.ts";
 import type { SentAttempt } from "../../src/domain/webhooks/attempt_send_service.ts";
 
@@ -58,7 +61,85 @@ function writingBetween(
   };
 }
 
+async function deliveryLog(h: WebhookHarness, id: string, status: string) {
+  const res = await h.request(
+    "GET",
+    `/api/v2/webhooks/${id}/deliveries?status=${status}&limit=100`,
+  );
+  return res.body.data as Json[];
+}
+
 for (const engine of ENGINES) {
+  webhookTest(
+    `[${engine}] failed attempts, their retries, the auto-disable and its skipped queue, a test and a replay open no transaction`,
+    async (h, receiver) => {
+      let failing = true;
+      receiver.answer(() =>
+        failing ? new Response("down", { status: 500 }) : new Response("ok")
+      );
+      const hook = await h.subscribe({
+        url: receiver.url,
+        events: ["contact.created"],
+      });
+      for (let i = 0; i < 10; i++) await createContact(h, nextPhone());
+      forbidTransactions(h);
+
+      // Ten failures recorded together: the tenth disables the subscription
+      // (once), and its queue (the ten retries) is skipped with its jobs.
+      assert.equal(await h.deliver(), 10);
+      const state = (await h.request("GET", `/api/v2/webhooks/${hook.id}`))
+        .body.data;
+      assert.equal(state.consecutiveFailures, 10);
+      assert.equal(state.enabled, false);
+      assert.equal(state.disabledReason, "auto");
+      assert.equal(h.container.metrics.webhookAutoDisabled.get(), 1);
+      assert.equal((await deliveryLog(h, hook.id, "failed")).length, 10);
+      assert.equal((await deliveryLog(h, hook.id, "pending")).length, 0);
+      const skipped = await deliveryLog(h, hook.id, "skipped");
+      assert.equal(skipped.length, 10);
+      const waiting = await h.container.db.selectFrom("jobs").select("id")
+        .where("kind", "=", "webhook.deliver")
+        .where("state", "in", ["available", "retryable"]).execute();
+      assert.equal(waiting.length, 0);
+
+      // A test is queued (and sent) while disabled; enabled again, a
+      // skipped attempt replays.
+      failing = false;
+      const test = await h.request("POST", `/api/v2/webhooks/${hook.id}/test`);
+      assert.equal(test.status, 202, JSON.stringify(test.body));
+      assert.equal(await h.deliver(), 1);
+      const on = await h.request("PATCH", `/api/v2/webhooks/${hook.id}`, {
+        body: { enabled: true },
+      });
+      assert.equal(on.status, 200, JSON.stringify(on.body));
+      const replay = await h.request(
+        "POST",
+        `/api/v2/webhooks/${hook.id}/replay/${skipped[0].id}`,
+      );
+      assert.equal(replay.status, 202, JSON.stringify(replay.body));
+      assert.equal(await h.deliver(), 1);
+      assert.equal(receiver.received.at(-1)!.json.eventId, skipped[0].eventId);
+      assert.equal(
+        (await h.request("GET", `/api/v2/webhooks/${hook.id}`)).body.data
+          .consecutiveFailures,
+        0,
+      );
+
+      // Disabled by hand: the queue is skipped in units too.
+      failing = true;
+      h.container.dbBatch && (h.container.dbBatch.forbidTransactions = false);
+      await createContact(h, nextPhone());
+      forbidTransactions(h);
+      assert.equal(await h.deliver(), 1); // fails: a retry is queued
+      const off = await h.request("PATCH", `/api/v2/webhooks/${hook.id}`, {
+        body: { enabled: false },
+      });
+      assert.equal(off.status, 200, JSON.stringify(off.body));
+      assert.equal((await deliveryLog(h, hook.id, "pending")).length, 0);
+    },
+    { engine },
+  );
+
   webhookTest(
     `[${engine}] an attempt whose row another run wrote meanwhile gets no retry and no count; the others of its unit do`,
     async (h) => {
@@ -132,6 +213,45 @@ for (const engine of ENGINES) {
       });
       // Both jobs completed (the stolen row's run owns its result, not its job).
       assert.deepEqual(jobs.map((j) => completed.get(j.id)), [true, true]);
+    },
+    { engine },
+  );
+
+  webhookTest(
+    `[${engine}] skipping a disabled queue leaves an attempt that started running meanwhile alone`,
+    async (h) => {
+      const hook = await h.subscribe({
+        url: "http://127.0.0.1:9/hook",
+        events: ["contact.created"],
+      });
+      for (let i = 0; i < 3; i++) await createContact(h, nextPhone());
+      const db = h.container.db;
+      await db.updateTable("webhooks").set({ enabled: 0 })
+        .where("id", "=", hook.id).execute();
+      const rows = await db.selectFrom("webhook_deliveries").select("id")
+        .orderBy("id").execute();
+      assert.equal(rows.length, 3);
+      forbidTransactions(h);
+      // Read as skippable, then claimed by a worker before the writes.
+      const started = `webhook.deliver:${rows[1]!.id}`;
+      const commits = writingBetween(h, async (db) => {
+        await sql`update jobs set state = 'running', lease_token = 't'
+          where unique_key = ${started}`.execute(db);
+      });
+      const n = await skipPending(commits, hook.id, {
+        now: toDbTime(h.clock.now()),
+        limit: 50,
+      });
+      assert.equal(n, 2);
+      const after = await sql<{ status: string; state: string }>`
+        select d.status, j.state from webhook_deliveries d
+        join jobs j on j.unique_key = 'webhook.deliver:' || d.id
+        order by d.id`.execute(db);
+      assert.deepEqual(after.rows.map((r) => ({ ...r })), [
+        { status: "skipped", state: "completed" },
+        { status: "pending", state: "running" },
+        { status: "skipped", state: "completed" },
+      ]);
     },
     { engine },
   );

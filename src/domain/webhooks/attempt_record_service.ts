@@ -132,7 +132,7 @@ export async function record(
   const made: Made = { row, sent, t, next, nextAt };
   const disabled = await withRetries(deps, () => recorderOf(deps).add(made));
   observe(deps, row, sent, { nextAt, disabled });
-  if (disabled) await skipQueue(deps.db, row.webhook_id, t.at);
+  if (disabled) await skipQueue(deps, row.webhook_id, t.at);
 }
 
 /**
