@@ -47,7 +47,7 @@ import {
 export interface InboundDeps {
   db: Db;
   /** Status-only callbacks commit together (status_webhook_service.ts). */
-  commits: Pick<GroupCommit, "run">;
+  commits: Pick<GroupCommit, "run" | "runPlanned">;
   clock: Clock;
   log: Logger;
   config: {

@@ -1,0 +1,216 @@
+/**
+ * A status report applied as planned writes (src/db/planned_writes.ts), for
+ * the status-only callbacks of a unit (status_webhook_service.ts): the
+ * message read, the rank rule decided (applyStatusIn's rules), the move and
+ * what follows it recorded, to be written in one batch (libSQL) or in the
+ * unit's transaction (SQLite). The move is guarded (its row still in the
+ * status read), so on libSQL a report that raced another writer is planned
+ * again from a fresh read. A plan's reads do not see its own writes, so the
+ * reports of one unit see each other's moves through `StatusUnit.seen`.
+ *
+ * The i30-conv-inbound branch splits applyStatusIn into reads and planned
+ * writes (readStatus, planStatusChange, refreshTemplateOf with writes) at
+ * the same time: once both are in, this file keeps only the unit's `seen`
+ * rows on top of those.
+ */
+import type { Executor } from "../../db/schema.ts";
+import type { PlannedWrites } from "../../db/planned_writes.ts";
+import { fromJson } from "../../db/json.ts";
+import { addMs, toDbTime } from "../../db/time.ts";
+import { enqueueManyWhere } from "../../jobs/queue.ts";
+import type { Channel } from "../channels/channel.ts";
+import { findChannelById } from "../channels/channel_repo.ts";
+import { updateLastMessageStatus } from "../conversations/conversation_service.ts";
+import { type PlannedEvents, recordEvent } from "../events/event_service.ts";
+import {
+  findMessageById,
+  findMessageByWamid,
+  type MessageRow,
+  setWamidIfMissing,
+  toMessage,
+  transitionStatus,
+} from "../messages/message_repo.ts";
+import { statusChangedPayload } from "../messages/message_events.ts";
+import {
+  applyStatusReport,
+  isOutboundStatus,
+  type OutboundStatus,
+} from "../messages/status.ts";
+import {
+  isRefreshCode,
+  REFRESH_WINDOW_MS,
+} from "../templates/template_refresh_service.ts";
+import { findTemplateByName } from "../templates/template_repo.ts";
+import { takeRefreshRequest } from "../templates/template_sync_repo.ts";
+import type { MetaStatus } from "./meta_payload.ts";
+import type { Clock } from "../../clock.ts";
+import type { Logger } from "../../log.ts";
+
+/** What the reports of one unit share: their events, and the rows as they left them. */
+export interface StatusUnit {
+  events: PlannedEvents;
+  seen: Map<string, MessageRow>;
+}
+
+/**
+ * applyStatusIn() as planned writes: reads on `db`, writes recorded on
+ * `writes`. False when no message matches yet (nothing recorded).
+ */
+export async function planStatus(
+  db: Executor,
+  writes: PlannedWrites,
+  deps: { clock: Clock; log: Logger },
+  channel: Channel,
+  status: MetaStatus,
+  unit: StatusUnit,
+): Promise<boolean> {
+  const reported: OutboundStatus | null = status.status === "played"
+    ? "read"
+    : isOutboundStatus(status.status)
+    ? status.status
+    : null;
+  if (!reported) {
+    deps.log.debug("Ignoring status value", { status: status.status });
+    return true;
+  }
+  const row = await reportedMessage(db, channel, status, unit.seen);
+  if (!row) return false;
+  if (row.direction !== "outbound" || row.account_id !== channel.accountId) {
+    return true;
+  }
+  const decision = applyStatusReport(row.status as OutboundStatus, reported);
+  if (!decision.change) {
+    if (!row.wa_message_id) {
+      await setWamidIfMissing(writes.db, row.id, status.id);
+      unit.seen.set(row.id, { ...row, wa_message_id: status.id });
+    }
+    return true;
+  }
+  const now = toDbTime(deps.clock.now());
+  const error = reported === "failed" ? status.errors?.[0] : undefined;
+  const updated: MessageRow = {
+    ...row,
+    status: decision.to,
+    updated_at: now,
+    // Found by its upstream id, a message has it: no write to keep it.
+    wa_message_id: row.wa_message_id ?? status.id,
+    ...(reported === "failed"
+      ? {
+        error_code: error ? String(error.code) : "unknown",
+        error_message: error?.error_data?.details ?? error?.message ??
+          error?.title ?? "Delivery failed",
+      }
+      : {}),
+  };
+  await transitionStatus(writes.db, row.id, {
+    from: row.status,
+    to: updated.status,
+    now,
+    ...(reported === "failed"
+      ? { errorCode: updated.error_code, errorMessage: updated.error_message }
+      : {}),
+  });
+  // Still in the status read (libSQL: another writer may have moved it).
+  writes.expectChanges(1);
+  if (!row.wa_message_id) {
+    await setWamidIfMissing(writes.db, row.id, status.id);
+  }
+  await updateLastMessageStatus(writes.db, {
+    conversationId: updated.conversation_id,
+    messageId: updated.id,
+    status: updated.status,
+  });
+  await recordEvent(writes.db, {
+    accountId: updated.account_id,
+    type: "message.status_changed",
+    data: statusChangedPayload(toMessage(updated), row.status),
+    createdAt: now,
+    lane: row.lane === "batch" ? "batch" : "live",
+  }, unit.events);
+  unit.seen.set(row.id, updated);
+  // Meta failed a template send on its template (edited or removed there):
+  // read it again (at most once per template per 5 minutes).
+  if (error && row.type === "template" && isRefreshCode(error.code)) {
+    await planTemplateRefresh(db, writes, row, deps.clock.now());
+  }
+  return true;
+}
+
+/**
+ * The message a report is about: by its upstream id, else by the id the
+ * send put in biz_opaque_callback_data (the channel's account's outbound
+ * message only); as this unit left it (`seen`).
+ */
+async function reportedMessage(
+  db: Executor,
+  channel: Channel,
+  status: MetaStatus,
+  seen: ReadonlyMap<string, MessageRow>,
+): Promise<MessageRow | undefined> {
+  const latest = (r: MessageRow | undefined) => r && (seen.get(r.id) ?? r);
+  const row = latest(await findMessageByWamid(db, status.id)) ??
+    [...seen.values()].find((r) => r.wa_message_id === status.id);
+  if (row || !status.biz_opaque_callback_data) return row;
+  const candidate = latest(
+    await findMessageById(db, status.biz_opaque_callback_data),
+  );
+  return candidate && candidate.account_id === channel.accountId &&
+      candidate.direction === "outbound"
+    ? candidate
+    : undefined;
+}
+
+/** The job of a refresh goes in only where the take left this request's mark (its created_at). */
+const TAKEN =
+  "exists (select 1 from templates as t where t.id = v.k and t.refresh_requested_at = v.created_at)";
+
+/**
+ * refreshTemplateOf() as planned writes: the template read, the request
+ * taken (unless one was in the last REFRESH_WINDOW_MS) and its job queued
+ * only where that take happened, in the batch's own statements (no answer
+ * of the take can steer the insert).
+ */
+async function planTemplateRefresh(
+  db: Executor,
+  writes: PlannedWrites,
+  message: MessageRow,
+  at: Date,
+): Promise<void> {
+  if (!message.channel_id) return;
+  const channel = await findChannelById(db, message.channel_id);
+  const content = fromJson<{ name?: string; language?: { code?: string } }>(
+    message.content,
+    {},
+  );
+  if (!channel || !content.name || !content.language?.code) return;
+  const template = await findTemplateByName(db, {
+    accountId: message.account_id,
+    name: content.name,
+    language: content.language.code,
+    channel,
+    preferApproved: true,
+  });
+  if (!template) return;
+  const now = toDbTime(at);
+  await takeRefreshRequest(writes.db, {
+    id: template.id,
+    now,
+    since: toDbTime(addMs(at, -REFRESH_WINDOW_MS)),
+  });
+  await enqueueManyWhere(
+    writes.db,
+    [{
+      key: template.id,
+      job: {
+        kind: "template.refresh",
+        payload: {
+          wabaId: template.wabaId ?? channel.wabaId,
+          name: template.name,
+        },
+        uniqueKey: `template.refresh:${template.id}:${now}`,
+      },
+    }],
+    TAKEN,
+    at,
+  );
+}
