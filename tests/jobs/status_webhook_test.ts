@@ -537,3 +537,48 @@ engineTest(
     assert.equal((await jobsOf(h, "template.refresh")).length, 2);
   },
 );
+
+engineTest(
+  "an accepted send is recorded without a transaction on libSQL; a report that lands between its read and its batch keeps its status (libSQL's guard)",
+  async (h) => {
+    await subscribeStatusChanges(h);
+    const first = await queuedTemplate(h);
+    const second = await queuedTemplate(h);
+    if (h.engine === "libsql") h.container.dbBatch!.forbidTransactions = true;
+    await send(h, first, "wamid.A1");
+    assert.equal(await messageStatus(h, first), "sent");
+    if (h.engine !== "libsql") return;
+    // Meta's "delivered" (matched by our opaque id) is applied by another
+    // instance after the record read the message queued.
+    let plans = 0;
+    const commits = {
+      ...h.container.commits,
+      runPlanned: <T>(plan: Plan<T>, opts?: RunOptions) =>
+        h.container.commits.runPlanned(async (db, writes) => {
+          const finish = await plan(db, writes);
+          if (plans++ === 0) {
+            await sql`update messages set status = 'delivered'
+              where id = ${second}`.execute(h.container.db);
+          }
+          return finish;
+        }, opts),
+    } as typeof h.container.commits;
+    await send(h, second, "wamid.A2", commits);
+    assert.equal(plans, 2, "planned again after the guard failed");
+    const row = await h.container.db.selectFrom("messages")
+      .select(["status", "wa_message_id"]).where("id", "=", second)
+      .executeTakeFirstOrThrow();
+    assert.deepEqual({ ...row }, {
+      status: "delivered",
+      wa_message_id: "wamid.A2",
+    });
+    const events = await h.container.db.selectFrom("events").select("data")
+      .where("type", "=", "message.status_changed").execute();
+    assert.equal(events.filter((e) => e.data.includes(first)).length, 1);
+    assert.equal(
+      events.filter((e) => e.data.includes(second)).length,
+      0,
+      "no sent event for a message already delivered",
+    );
+  },
+);

@@ -20,17 +20,14 @@ import { addMs, toDbTime } from "../../db/time.ts";
 import { enqueueManyWhere } from "../../jobs/queue.ts";
 import type { Channel } from "../channels/channel.ts";
 import { findChannelById } from "../channels/channel_repo.ts";
-import { updateLastMessageStatus } from "../conversations/conversation_service.ts";
-import { type PlannedEvents, recordEvent } from "../events/event_service.ts";
+import type { PlannedEvents } from "../events/event_service.ts";
 import {
   findMessageById,
   findMessageByWamid,
   type MessageRow,
   setWamidIfMissing,
-  toMessage,
-  transitionStatus,
 } from "../messages/message_repo.ts";
-import { statusChangedPayload } from "../messages/message_events.ts";
+import { planStatusMove } from "../messages/status_move_service.ts";
 import {
   applyStatusReport,
   isOutboundStatus,
@@ -88,46 +85,22 @@ export async function planStatus(
   }
   const now = toDbTime(deps.clock.now());
   const error = reported === "failed" ? status.errors?.[0] : undefined;
-  const updated: MessageRow = {
-    ...row,
-    status: decision.to,
-    updated_at: now,
-    // Found by its upstream id, a message has it: no write to keep it.
-    wa_message_id: row.wa_message_id ?? status.id,
-    ...(reported === "failed"
-      ? {
-        error_code: error ? String(error.code) : "unknown",
-        error_message: error?.error_data?.details ?? error?.message ??
-          error?.title ?? "Delivery failed",
-      }
-      : {}),
-  };
-  await transitionStatus(writes.db, row.id, {
-    from: row.status,
-    to: updated.status,
-    now,
-    ...(reported === "failed"
-      ? { errorCode: updated.error_code, errorMessage: updated.error_message }
-      : {}),
-  });
-  // Still in the status read (libSQL: another writer may have moved it).
-  writes.expectChanges(1);
-  if (!row.wa_message_id) {
-    await setWamidIfMissing(writes.db, row.id, status.id);
-  }
-  await updateLastMessageStatus(writes.db, {
-    conversationId: updated.conversation_id,
-    messageId: updated.id,
-    status: updated.status,
-  });
-  await recordEvent(writes.db, {
-    accountId: updated.account_id,
-    type: "message.status_changed",
-    data: statusChangedPayload(toMessage(updated), row.status),
-    createdAt: now,
-    lane: row.lane === "batch" ? "batch" : "live",
-  }, unit.events);
-  unit.seen.set(row.id, updated);
+  unit.seen.set(
+    row.id,
+    await planStatusMove(writes, row, {
+      to: decision.to,
+      now,
+      // Found by its upstream id, a message has it: no write to keep it.
+      ...(row.wa_message_id ? {} : { waMessageId: status.id }),
+      ...(reported === "failed"
+        ? {
+          errorCode: error ? String(error.code) : "unknown",
+          errorMessage: error?.error_data?.details ?? error?.message ??
+            error?.title ?? "Delivery failed",
+        }
+        : {}),
+    }, unit.events),
+  );
   // Meta failed a template send on its template (edited or removed there):
   // read it again (at most once per template per 5 minutes).
   if (error && row.type === "template" && isRefreshCode(error.code)) {

@@ -6,11 +6,9 @@
  * alone, so one bad item fails only itself. Every item's promise settles
  * after its commit.
  *
- * A writer is either a plan (src/db/planned_writes.ts: it reads, then
- * records its writes; on libSQL the units of one moment go in one write
- * batch, never an interactive transaction; on embedded SQLite in the group
- * transaction) or, for writers not converted yet, a function of the group
- * transaction.
+ * A writer is a plan (src/db/planned_writes.ts): it reads, then records its
+ * writes; on libSQL the units of one moment go in one write batch, never an
+ * interactive transaction; on embedded SQLite in the group transaction.
  */
 import type { Executor } from "../../db/schema.ts";
 import type { Answers, PlannedWrites } from "../../db/planned_writes.ts";
@@ -21,12 +19,6 @@ interface Queued<I, R> {
   resolve: (value: R) => void;
   reject: (err: unknown) => void;
 }
-
-/** Writes items in the group transaction (GroupCommit.run). */
-export type TransactionWriter<I, R> = (
-  trx: Executor,
-  items: I[],
-) => Promise<R[]>;
 
 /**
  * Reads what items need and records their writes (GroupCommit.runPlanned);
@@ -41,16 +33,16 @@ export interface PlanWriter<I, R> {
 }
 
 export class RecordBatcher<I, R> {
-  #commits: Partial<Pick<GroupCommit, "run" | "runPlanned">>;
-  #write: TransactionWriter<I, R> | PlanWriter<I, R>;
+  #commits: Pick<GroupCommit, "runPlanned">;
+  #write: PlanWriter<I, R>;
   #options: RunOptions;
   #queue: Queued<I, R>[] = [];
   /** A unit is queued in the group commit and has not taken the queue yet. */
   #scheduled = false;
 
   constructor(
-    commits: Partial<Pick<GroupCommit, "run" | "runPlanned">>,
-    write: TransactionWriter<I, R> | PlanWriter<I, R>,
+    commits: Pick<GroupCommit, "runPlanned">,
+    write: PlanWriter<I, R>,
     options: RunOptions = {},
   ) {
     this.#commits = commits;
@@ -86,12 +78,9 @@ export class RecordBatcher<I, R> {
 
   /** Runs one unit of the items `items()` gives when the unit starts. */
   #run(items: () => I[]): Promise<R[]> {
-    const write = this.#write;
-    if (typeof write === "function") {
-      return this.#commits.run!((trx) => write(trx, items()), this.#options);
-    }
-    return this.#commits.runPlanned!(
-      (db, writes) => write.plan(db, writes, items()),
+    // A unit planned again (a guard failed) keeps the items it took.
+    return this.#commits.runPlanned(
+      (db, writes) => this.#write.plan(db, writes, items()),
       this.#options,
     );
   }
