@@ -1,7 +1,6 @@
 import { CompiledQuery, type ExpressionBuilder, sql } from "kysely";
 import type {
   Database,
-  Db,
   Executor,
   WebhookDeliveriesTable,
 } from "../../db/schema.ts";
