@@ -4,7 +4,11 @@ import { SendGovernor } from "../../src/upstream/send_governor.ts";
 import assert from "node:assert/strict";
 import { engineTest, type Harness } from "../_harness.ts";
 import { queuedTemplate } from "../_support/queued_message.ts";
-import { deliverMessage } from "../../src/domain/messages/delivery_service.ts";
+import {
+  deliverMessage,
+  failUndeliverable,
+} from "../../src/domain/messages/delivery_service.ts";
+import { UpstreamError } from "../../src/upstream/graph_api.ts";
 import { acceptMetaWebhook } from "../../src/domain/inbound/inbound_service.ts";
 import { acceptingUpstream } from "../_support/accepting_upstream.ts";
 import { metaChange } from "../messaging/_helpers.ts";
@@ -580,5 +584,46 @@ engineTest(
       0,
       "no sent event for a message already delivered",
     );
+  },
+);
+
+engineTest(
+  "a send Meta refuses with a template error is marked failed and asks for one refresh, without a transaction on libSQL; a report that got further first wins (libSQL's guard)",
+  async (h) => {
+    await subscribeStatusChanges(h);
+    const ids = [await queuedTemplate(h), await queuedTemplate(h)];
+    if (h.engine === "libsql") h.container.dbBatch!.forbidTransactions = true;
+    const refused = new UpstreamError("Graph API rejected the send", {
+      category: "template_not_found",
+      upstreamCode: 132001,
+      httpStatus: 400,
+    });
+    await failUndeliverable(h.container, ids[0]!, refused);
+    const row = await h.container.db.selectFrom("messages")
+      .select(["status", "error_code"]).where("id", "=", ids[0]!)
+      .executeTakeFirstOrThrow();
+    assert.deepEqual({ ...row }, { status: "failed", error_code: "132001" });
+    assert.equal((await jobsOf(h, "template.refresh")).length, 1);
+    const failedEvents = await h.container.db.selectFrom("events")
+      .select("id").where("type", "=", "message.status_changed")
+      .where("data", "like", `%${ids[0]}%`).execute();
+    assert.equal(failedEvents.length, 1);
+    if (h.engine !== "libsql") return;
+    // A "sent" report lands between the second's read and its batch.
+    let plans = 0;
+    const commits = {
+      runPlanned: <T>(plan: Plan<T>, opts?: RunOptions) =>
+        h.container.commits.runPlanned(async (db, writes) => {
+          const finish = await plan(db, writes);
+          if (plans++ === 0) {
+            await sql`update messages set status = 'sent'
+              where id = ${ids[1]}`.execute(h.container.db);
+          }
+          return finish;
+        }, opts),
+    } as typeof h.container.commits;
+    await failUndeliverable({ ...h.container, commits }, ids[1]!, refused);
+    assert.equal(plans, 2, "planned again after the guard failed");
+    assert.equal(await messageStatus(h, ids[1]!), "sent");
   },
 );

@@ -21,7 +21,6 @@ import { isRefreshCode } from "../templates/template_refresh_service.ts";
 import {
   checkTemplateStill,
   holdForMetaPause,
-  refreshTemplateOf,
 } from "./queued_template_service.ts";
 import { cloudMessageBody } from "./outbound.ts";
 import {
@@ -29,10 +28,9 @@ import {
   findMessageToSend,
   setWamidIfMissing,
 } from "./message_repo.ts";
-import { recordStatusChange } from "./status_service.ts";
 import { PlannedEvents } from "../events/event_service.ts";
 import type { Answers, PlannedWrites } from "../../db/planned_writes.ts";
-import { planStatusMove } from "./status_move_service.ts";
+import { planStatusMove, planTemplateRefresh } from "./status_move_service.ts";
 import { batcherOf, RecordBatcher } from "../webhooks/record_batcher.ts";
 import { completeManyQueries, type JobLease } from "../../jobs/queue.ts";
 
@@ -92,8 +90,9 @@ const RECORD_TRIES = 5;
 /**
  * Marks a message failed, but only while it is still queued: a report that
  * got further wins. A template send that Meta refused with a template
- * error (`refresh`) queues a refresh of that template in the same
- * transaction (at most one per template per 5 minutes).
+ * error (`refresh`) queues a refresh of that template in the same unit (at
+ * most one per template per 5 minutes). Planned writes: one write batch on
+ * libSQL, a group commit's transaction on SQLite.
  */
 async function markFailed(
   deps: DeliveryDeps,
@@ -103,16 +102,20 @@ async function markFailed(
 ): Promise<void> {
   const at = deps.clock.now();
   const now = toDbTime(at);
-  await deps.db.transaction().execute(async (trx) => {
-    const current = await findMessageById(trx, messageId);
-    if (current?.status !== "queued") return;
-    await recordStatusChange(trx, current, {
+  await deps.commits.runPlanned(async (db, writes) => {
+    const current = await findMessageById(db, messageId);
+    if (current?.status !== "queued") return () => undefined;
+    const events = new PlannedEvents();
+    // Guarded: on libSQL a report that moved it meanwhile plans this again.
+    await planStatusMove(writes, current, {
       to: "failed",
       now,
       errorCode: error.code,
       errorMessage: error.message,
-    });
-    if (options.refresh) await refreshTemplateOf(trx, current, at);
+    }, events);
+    if (options.refresh) await planTemplateRefresh(db, writes, current, at);
+    await events.flushPlanned(db, writes);
+    return () => undefined;
   });
 }
 
