@@ -120,6 +120,64 @@ export async function insertRows<R extends object>(
   }
 }
 
+const conditionalTexts = new Map<string, string>();
+
+/**
+ * insertRows() of rows each written only where `condition` holds for its
+ * `key` (SQL naming the key `v.k`): `with v(k, cols) as (values ...) insert
+ * into t (cols) select cols from v where condition`. A write batch
+ * (src/db/atomic.ts, planned writes) cannot let one statement's answer
+ * decide the next: an insert that depends on a row's state says so here
+ * (`exists (select 1 from t where id = v.k and status = 'pending')`), and
+ * runs after the statements whose effect it must see. Columns as insertRows().
+ */
+export async function insertRowsWhere<R extends object>(
+  db: Executor,
+  table: keyof Database,
+  entries: ReadonlyArray<{ key: unknown; row: R }>,
+  condition: string,
+  options: { onConflictDoNothing?: boolean; announce?: Set<number> } = {},
+): Promise<void> {
+  if (entries.length === 0) return;
+  const tail = options.onConflictDoNothing ? " on conflict do nothing" : "";
+  const columns = Object.keys(entries[0]!.row) as (keyof R & string)[];
+  const per = Math.floor(MAX_VARIABLES / (columns.length + 1));
+  for (let i = 0; i < entries.length; i += per) {
+    const chunk = entries.slice(i, i + per);
+    const query = CompiledQuery.raw(
+      conditionalText(table, columns, chunk.length, condition, tail),
+      chunk.flatMap((e) => [e.key, ...columns.map((c) => e.row[c])]),
+    );
+    await db.executeQuery(
+      options.announce ? announceJobInsert(query, options.announce) : query,
+    );
+  }
+}
+
+/** The text of insertRowsWhere() for `n` rows, written once per shape. */
+function conditionalText(
+  table: string,
+  columns: readonly string[],
+  n: number,
+  condition: string,
+  tail: string,
+): string {
+  const key = `${table}(${columns.join(",")}):${n}:${condition}${tail}`;
+  let text = conditionalTexts.get(key);
+  if (!text) {
+    const row = `(${Array(columns.length + 1).fill("?").join(", ")})`;
+    const list = columns.join(", ");
+    text = `with v(k, ${list}) as (values ${
+      Array(n).fill(row).join(", ")
+    }) insert into ${table} (${list}) select ${list} from v where ${condition}${tail}`;
+    if (conditionalTexts.size >= TEXTS_KEPT) {
+      conditionalTexts.delete(conditionalTexts.keys().next().value!);
+    }
+    conditionalTexts.set(key, text);
+  }
+  return text;
+}
+
 /**
  * A statement of fixed text whose last parameter is JSON (`rows`), read with
  * json_each: one prepared statement for any number of rows and no variable

@@ -34,11 +34,13 @@ export {
   enqueueMany,
   enqueueManyCompiled,
   enqueueManyUnchecked,
+  enqueueManyWhere,
   enqueueUnchecked,
 } from "./queue_enqueue.ts";
 export {
   complete,
   completeMany,
+  completeManyQueries,
   extendLease,
   extendLeases,
   fail,

@@ -1,5 +1,5 @@
 /** Enqueueing: job rows written in the caller's transaction (re-exported from queue.ts). */
-import { insertRows } from "../db/bulk.ts";
+import { insertRows, insertRowsWhere } from "../db/bulk.ts";
 import type { Executor, JobsTable } from "../db/schema.ts";
 import { toJson } from "../db/json.ts";
 import { toDbTime } from "../db/time.ts";
@@ -99,6 +99,29 @@ export async function enqueueManyCompiled(
   await insertRows(db, "jobs", rows, {
     onConflictDoNothing: true,
     ...(options.wake ? { announce: new Set(rows.map((r) => r.priority)) } : {}),
+  });
+}
+
+/**
+ * enqueueManyCompiled() of jobs each inserted only where `condition` (SQL
+ * naming the entry's `key` as `v.k`) holds when the statement runs: in a
+ * write batch, a job that must follow a row written earlier in the batch
+ * (insertRowsWhere). Announced to the JobInsertHook like `wake`.
+ */
+export async function enqueueManyWhere(
+  db: Executor,
+  entries: ReadonlyArray<{ key: unknown; job: EnqueueInput }>,
+  condition: string,
+  now: Date,
+): Promise<void> {
+  const at = toDbTime(now);
+  const rows = entries.map((e) => ({
+    key: e.key,
+    row: toRow(withDefaults(e.job), now, at),
+  }));
+  await insertRowsWhere(db, "jobs", rows, condition, {
+    onConflictDoNothing: true,
+    announce: new Set(rows.map((r) => r.row.priority)),
   });
 }
 

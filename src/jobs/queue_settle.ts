@@ -56,6 +56,7 @@ function settleStatement(
   columns: readonly string[],
   set: string,
   returning: string,
+  where = SETTLE_WHERE,
 ): SettleSql {
   const row = `(${columns.map(() => "?").join(", ")})`;
   const aliases = columns.map((c, i) => `column${i + 1} as ${c}`).join(", ");
@@ -66,7 +67,7 @@ function settleStatement(
     from (select ${aliases} from (values ${
       Array(list.length).fill(row).join(", ")
     })) as s
-    ${SETTLE_WHERE}
+    ${where}
     returning ${returning}`,
     values: list.flat(),
   });
@@ -77,6 +78,22 @@ const COMPLETE = settleStatement(
   `state = 'completed', finalized_at = ?1, locked_until = null,
         lease_token = null, updated_at = ?1`,
   "jobs.id",
+);
+
+/**
+ * COMPLETE for a write batch (src/db/atomic.ts), where no second statement
+ * can follow up a missed rowid hint: the hint is checked in the statement
+ * (one more probe of the same row) and a miss found by id there.
+ */
+const COMPLETE_IN_BATCH = settleStatement(
+  ["id", "token", "rid"],
+  `state = 'completed', finalized_at = ?1, locked_until = null,
+        lease_token = null, updated_at = ?1`,
+  "jobs.id",
+  `where jobs.rowid = coalesce(
+        (select j.rowid from jobs j where j.rowid = s.rid and j.id = s.id),
+        (select j.rowid from jobs j where j.id = s.id))
+      and jobs.id = s.id and jobs.lease_token = s.token and jobs.state = 'running'`,
 );
 
 // A failure is final when it is permanent or the attempt was the last (LAST_ATTEMPT).
@@ -163,6 +180,28 @@ export async function completeMany(
     (j) => [j, j.id, j.leaseToken],
   );
   return new Set(rows.map((r) => r.id));
+}
+
+/**
+ * completeMany() as statements to run later (a write batch, src/db/atomic.ts):
+ * each answers the ids it completed (a job without its lease is left out).
+ */
+export function completeManyQueries(
+  jobs: readonly JobLease[],
+  now: Date,
+): CompiledQuery[] {
+  const out: CompiledQuery[] = [];
+  for (let i = 0; i < jobs.length; i += SETTLE_CHUNK) {
+    const { text, values } = COMPLETE_IN_BATCH(
+      jobs.slice(i, i + SETTLE_CHUNK).map((j) => [
+        j.id,
+        j.leaseToken,
+        j.rowid ?? null,
+      ]),
+    );
+    out.push(CompiledQuery.raw(text, [toDbTime(now), ...values]));
+  }
+  return out;
 }
 
 /** Marks a job completed; false when the lease was lost (expired and rescued, or released). */

@@ -4,7 +4,7 @@
 import assert from "node:assert/strict";
 import { engineTest } from "../_harness.ts";
 import { recordingQueries } from "../_support/recording.ts";
-import { insertRows } from "../../src/db/bulk.ts";
+import { insertRows, insertRowsWhere } from "../../src/db/bulk.ts";
 import type { Executor, JobsTable } from "../../src/db/schema.ts";
 import { newId } from "../../src/ids.ts";
 
@@ -130,5 +130,37 @@ engineTest(
       back.map((r) => ({ ...r })),
       events.map(({ id, type, data }) => ({ id, type, data })),
     );
+  },
+);
+
+engineTest(
+  "insertRowsWhere writes each row only where its condition holds for its key when the statement runs",
+  async (h) => {
+    const db = h.container.db;
+    const present = job(100);
+    await insertRows(db, "jobs", [present]);
+    // Rows keyed by a job id: only the one whose key names a stored job goes in.
+    const rows = [job(101), job(102), job(103)];
+    const { db: seen, queries } = recordingQueries(db);
+    await insertRowsWhere(
+      seen,
+      "jobs",
+      [
+        { key: present.id, row: rows[0]! },
+        { key: "absent", row: rows[1]! },
+        { key: present.id, row: rows[2]! },
+      ],
+      "exists (select 1 from jobs as j where j.id = v.k)",
+    );
+    assert.equal(queries.length, 1);
+    assert.deepEqual(
+      (await db.selectFrom("jobs").select("id").where(
+        "id",
+        "in",
+        rows.map((r) => r.id),
+      ).execute()).map((r) => r.id).sort(),
+      [rows[0]!.id, rows[2]!.id].sort(),
+    );
+    assert.deepEqual(await readJobs(db, [rows[0]!.id]), [rows[0]]);
   },
 );

@@ -13,6 +13,7 @@ import {
 import {
   claim,
   completeMany,
+  completeManyQueries,
   enqueueManyUnchecked,
   failMany,
   type JobRow,
@@ -333,5 +334,30 @@ Deno.test(
     assert.deepEqual(byKind("t.bad"), ["discarded", "discarded"]);
     assert.deepEqual(byKind("t.later"), ["available", "available"]);
     await db.destroy();
+  },
+);
+
+engineTest(
+  "completeManyQueries completes in one statement a batch can carry: a stale rowid hint is tried by id there, a lost lease is left out",
+  async (h) => {
+    const db = h.container.db;
+    const jobs = await claimed(h, 4);
+    const [a, b, c, d] = jobs as [JobRow, JobRow, JobRow, JobRow];
+    await loseLease(h, d);
+    const queries = completeManyQueries([
+      { ...a, rowid: b.rowid }, // points at another running job
+      { ...b, rowid: 1e9 }, // points at no row
+      { ...c, rowid: undefined },
+      d,
+    ], h.clock.now());
+    assert.equal(queries.length, 1);
+    const { rows: done } = await db.executeQuery<{ id: string }>(queries[0]!);
+    assert.deepEqual(done.map((r) => r.id).sort(), [a.id, b.id, c.id].sort());
+    assert.deepEqual((await rows(h, jobs)).map((r) => r.state), [
+      "completed",
+      "completed",
+      "completed",
+      "retryable",
+    ]);
   },
 );

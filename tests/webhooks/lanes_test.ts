@@ -12,6 +12,7 @@ import { findMessageById } from "../../src/domain/messages/message_repo.ts";
 import { toDbTime } from "../../src/db/time.ts";
 import { attemptDelivery } from "../../src/domain/webhooks/attempt_service.ts";
 import { RetryLater } from "../../src/errors.ts";
+import { ENGINES } from "../_harness.ts";
 import { EVENT_TYPES } from "../../src/domain/events/event_repo.ts";
 import { seedTemplate, templateTo } from "../messaging/_helpers.ts";
 import {
@@ -197,40 +198,44 @@ webhookTest(
   },
 );
 
-webhookTest(
-  "a live attempt put back behind a contact.created retry of the batch lane takes that retry along",
-  async (h) => {
-    await h.subscribe({ url: "http://127.0.0.1:9/", events: ALL });
-    await seedTemplate(h);
-    const customer = nextPhone();
-    await batchTo(h, [customer]);
-    await customerWrites(h, customer, "Hola");
-    const db = h.container.db;
-    const jobOf = async (event: string) => {
-      const { rows } = await sql<{ id: string; priority: number }>`
+for (const engine of ENGINES) {
+  webhookTest(
+    `[${engine}] a live attempt put back behind a contact.created retry of the batch lane takes that retry along (on libSQL without a transaction)`,
+    async (h) => {
+      await h.subscribe({ url: "http://127.0.0.1:9/", events: ALL });
+      await seedTemplate(h);
+      const customer = nextPhone();
+      await batchTo(h, [customer]);
+      await customerWrites(h, customer, "Hola");
+      const db = h.container.db;
+      const jobOf = async (event: string) => {
+        const { rows } = await sql<{ id: string; priority: number }>`
         select d.id, j.priority from webhook_deliveries d
         join jobs j on j.unique_key = 'webhook.deliver:' || d.id
         where d.event = ${event}`.execute(db);
-      return rows[0]!;
-    };
-    // As a retry queued after the raise leaves it (its attempt was running
-    // then): back in the batch lane.
-    const first = await jobOf("contact.created");
-    await sql`update jobs set priority = ${PRIORITY.webhookBatch}
+        return rows[0]!;
+      };
+      // As a retry queued after the raise leaves it (its attempt was running
+      // then): back in the batch lane.
+      const first = await jobOf("contact.created");
+      await sql`update jobs set priority = ${PRIORITY.webhookBatch}
       where unique_key = ${`webhook.deliver:${first.id}`}`.execute(db);
-    const waiting = await jobOf("message.received");
-    assert.equal(Number(waiting.priority), PRIORITY.webhook);
-    const lease = { id: "j", leaseToken: "t", priority: PRIORITY.webhook };
-    await assert.rejects(
-      attemptDelivery(h.container, waiting.id, {
-        lease,
-        markCompleted: () => {},
-      }),
-      (err) => err instanceof RetryLater,
-    );
-    assert.equal(
-      Number((await jobOf("contact.created")).priority),
-      PRIORITY.webhook,
-    );
-  },
-);
+      const waiting = await jobOf("message.received");
+      assert.equal(Number(waiting.priority), PRIORITY.webhook);
+      const lease = { id: "j", leaseToken: "t", priority: PRIORITY.webhook };
+      if (h.engine === "libsql") h.container.dbBatch!.forbidTransactions = true;
+      await assert.rejects(
+        attemptDelivery(h.container, waiting.id, {
+          lease,
+          markCompleted: () => {},
+        }),
+        (err) => err instanceof RetryLater,
+      );
+      assert.equal(
+        Number((await jobOf("contact.created")).priority),
+        PRIORITY.webhook,
+      );
+    },
+    { engine },
+  );
+}

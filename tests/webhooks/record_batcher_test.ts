@@ -3,6 +3,7 @@ import assert from "node:assert/strict";
 import { engineTest } from "../_harness.ts";
 import { GroupCommit } from "../../src/db/group_commit.ts";
 import type { Executor } from "../../src/db/schema.ts";
+import type { PlannedWrites } from "../../src/db/planned_writes.ts";
 import { RecordBatcher } from "../../src/domain/webhooks/record_batcher.ts";
 import { keyRow, turns } from "../_support/group_commit.ts";
 
@@ -15,14 +16,17 @@ engineTest(
     });
     const accountId = h.tenant.account.id;
     const calls: string[][] = [];
-    const write = async (trx: Executor, keys: string[]) => {
-      calls.push([...keys]);
-      for (const k of keys) {
-        if (k === "bad") throw new Error("bad item");
-        await trx.insertInto("idempotency_keys").values(keyRow(accountId, k))
-          .execute();
-      }
-      return keys.map((k) => `${k}!`);
+    // A plan writer: "bad" writes a key that is already stored ("a"), so
+    // its statement fails when the unit's writes run.
+    const write = {
+      plan: async (_db: Executor, writes: PlannedWrites, keys: string[]) => {
+        calls.push([...keys]);
+        for (const k of keys) {
+          await writes.db.insertInto("idempotency_keys")
+            .values(keyRow(accountId, k === "bad" ? "a" : k)).execute();
+        }
+        return () => keys.map((k) => `${k}!`);
+      },
     };
     const batcher = new RecordBatcher(commits, write, { gatherMs: 2 });
 
@@ -38,7 +42,7 @@ engineTest(
     assert.deepEqual(calls, [["a", "b", "c"]]);
     assert.deepEqual(commits.stats, { groups: 1, units: 1, largest: 1 });
 
-    // A batch with a bad item is rolled back whole, then each item alone.
+    // A unit with a bad item is rolled back whole, then each item alone.
     calls.length = 0;
     const second = ["d", "bad", "e"].map((k) =>
       batcher.add(k).then((v) => ({ v }), (err) => ({ err: String(err) }))
@@ -51,11 +55,9 @@ engineTest(
       windows.shift()?.();
       await turns();
     }
-    assert.deepEqual(await all, [
-      { v: "d!" },
-      { err: "Error: bad item" },
-      { v: "e!" },
-    ]);
+    const [d, bad, e] = await all;
+    assert.deepEqual([d, e], [{ v: "d!" }, { v: "e!" }]);
+    assert.match(String((bad as { err: string }).err), /UNIQUE/i);
     assert.deepEqual(calls, [["d", "bad", "e"], ["d"], ["bad"], ["e"]]);
     const keys = await h.container.db.selectFrom("idempotency_keys")
       .select("key").where("account_id", "=", accountId).execute();

@@ -53,7 +53,7 @@ webhookTest(
       events: ["contact.created"],
     });
     await createContact(h, nextPhone());
-    const skipped = await skipPending(h.container.db, hook.id, {
+    const skipped = await skipPending(h.container.commits, hook.id, {
       now: h.clock.now().toISOString(),
       limit: 100,
     });

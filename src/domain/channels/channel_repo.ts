@@ -272,11 +272,13 @@ export async function reconnectWabaChannels(
 /**
  * Marks the channels of these WABAs' webhook verified (those not yet). A
  * write to channels drops the lookup cache, so it writes only when one is
- * left: a verified channel costs one read.
+ * left: a verified channel costs one read. The update goes to `write` (a
+ * plan's recorded writes) when given: it holds whatever ran meanwhile.
  */
 export async function markWebhookVerified(
   db: Executor,
   wabaIds: readonly string[],
+  write: Executor = db,
 ): Promise<void> {
   const ids = [...new Set(wabaIds)];
   if (ids.length === 0) return;
@@ -284,7 +286,7 @@ export async function markWebhookVerified(
     .where("waba_id", "in", ids).where("webhook_verified", "=", 0)
     .limit(1).executeTakeFirst();
   if (!unverified) return;
-  await db.updateTable("channels").set({ webhook_verified: 1 })
+  await write.updateTable("channels").set({ webhook_verified: 1 })
     .where("waba_id", "in", ids).where("webhook_verified", "=", 0).execute();
 }
 

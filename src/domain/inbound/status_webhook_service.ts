@@ -9,16 +9,17 @@
  * callback for its channel, stored payload, subscriptions, deliveries and
  * jobs; a unit that fails is applied again one callback at a time. The rank rule and
  * the unmatched-status retries (`meta.status`) are the job's own
- * (applyStatusIn, enqueueStatusRetry). Anything else in the payload, an
+ * (planStatus, enqueueStatusRetry). Anything else in the payload, an
  * unknown phone number id or a failure sends it down the usual way.
  */
 import type { Channel } from "../channels/channel.ts";
 import { findChannelByUpstreamId } from "../channels/channel_repo.ts";
 import { toDbTime } from "../../db/time.ts";
 import { PRIORITY } from "../../jobs/queue.ts";
-import { HeldEvents } from "../events/event_service.ts";
+import { PlannedEvents } from "../events/event_service.ts";
+import type { PlannedWrites } from "../../db/planned_writes.ts";
 import { batcherOf, RecordBatcher } from "../webhooks/record_batcher.ts";
-import { applyStatusIn } from "./inbound_apply_service.ts";
+import { planStatus, type StatusUnit } from "./status_plan_service.ts";
 import { markWebhookVerified } from "../channels/channel_repo.ts";
 import {
   insertInboundPayloads,
@@ -37,8 +38,8 @@ import type { Logger } from "../../log.ts";
 
 export interface StatusWebhookDeps {
   db: Db;
-  /** Callbacks that arrive together commit in one transaction (GroupCommit). */
-  commits: Pick<GroupCommit, "run">;
+  /** Callbacks that arrive together are one atomic unit (GroupCommit.runPlanned). */
+  commits: Pick<GroupCommit, "runPlanned">;
   clock: Clock;
   log: Logger;
   jobs: { notify(lanes?: Iterable<number>): void };
@@ -106,11 +107,9 @@ interface Callback {
 
 /** The writer of each group commit's callbacks (one per container). */
 const writerOf = batcherOf((deps: StatusWebhookDeps) =>
-  new RecordBatcher<Callback, number | null>(
-    deps.commits,
-    (trx, callbacks) => writeCallbacks(trx, deps, callbacks),
-    STATUS_GATHER,
-  )
+  new RecordBatcher<Callback, number | null>(deps.commits, {
+    plan: (db, writes, callbacks) => planCallbacks(db, writes, deps, callbacks),
+  }, STATUS_GATHER)
 );
 
 /**
@@ -140,19 +139,22 @@ export async function applyStatusWebhook(
 /**
  * Applies the callbacks of one unit, in arrival order (channels read once
  * per unit, then statuses and retries), then writes the events of them all
- * with their deliveries and jobs (HeldEvents), and the stored payloads, in
- * one multi-row statement each (a unit that fails is written again one
- * callback at a time: RecordBatcher).
+ * with their deliveries and jobs (PlannedEvents), and the stored payloads,
+ * in one multi-row statement each, as planned writes: one write batch on
+ * libSQL (a status that raced another writer fails its guard and the unit
+ * is planned again), the group transaction on SQLite (a unit that fails is
+ * written again one callback at a time: RecordBatcher).
  * Per callback, its count of unmatched statuses, or null when a phone number
  * id is unknown (nothing of it written: it goes down the job path).
  */
-async function writeCallbacks(
-  trx: Executor,
+async function planCallbacks(
+  db: Executor,
+  writes: PlannedWrites,
   deps: StatusWebhookDeps,
   callbacks: Callback[],
-): Promise<(number | null)[]> {
+): Promise<() => (number | null)[]> {
   const channels = new Map<string, Channel | undefined>();
-  const held = new HeldEvents();
+  const unit: StatusUnit = { events: new PlannedEvents(), seen: new Map() };
   const payloads: NewInboundPayload[] = [];
   const out: (number | null)[] = [];
   for (const { id, text, now, changes } of callbacks) {
@@ -160,7 +162,7 @@ async function writeCallbacks(
       if (channels.has(phoneNumberId)) continue;
       channels.set(
         phoneNumberId,
-        await findChannelByUpstreamId(trx, phoneNumberId),
+        await findChannelByUpstreamId(db, phoneNumberId),
       );
     }
     if (changes.some((c) => !channels.get(c.phoneNumberId))) {
@@ -171,7 +173,11 @@ async function writeCallbacks(
     const unverified = changes.map((c) => channels.get(c.phoneNumberId)!)
       .filter((ch) => !ch.webhookVerified);
     if (unverified.length) {
-      await markWebhookVerified(trx, unverified.map((ch) => ch.wabaId));
+      await markWebhookVerified(
+        db,
+        unverified.map((ch) => ch.wabaId),
+        writes.db,
+      );
       for (const ch of unverified) {
         channels.set(ch.upstreamPhoneNumberId, {
           ...ch,
@@ -183,7 +189,7 @@ async function writeCallbacks(
     for (const change of changes) {
       const channel = channels.get(change.phoneNumberId)!;
       for (const [i, status] of change.statuses.entries()) {
-        if (!await applyStatusIn(trx, deps, channel, status, held)) {
+        if (!await planStatus(db, writes, deps, channel, status, unit)) {
           unmatched.push({
             payloadId: id,
             entry: change.entry,
@@ -193,7 +199,7 @@ async function writeCallbacks(
         }
       }
     }
-    for (const at of unmatched) await enqueueStatusRetry(trx, at, now);
+    for (const at of unmatched) await enqueueStatusRetry(writes.db, at, now);
     payloads.push({
       id,
       body: text,
@@ -203,7 +209,7 @@ async function writeCallbacks(
     });
     out.push(unmatched.length);
   }
-  await held.flush(trx);
-  await insertInboundPayloads(trx, payloads);
-  return out;
+  await unit.events.flushPlanned(db, writes);
+  await insertInboundPayloads(writes.db, payloads);
+  return () => out;
 }

@@ -21,7 +21,6 @@ import { isRefreshCode } from "../templates/template_refresh_service.ts";
 import {
   checkTemplateStill,
   holdForMetaPause,
-  refreshTemplateOf,
 } from "./queued_template_service.ts";
 import { cloudMessageBody } from "./outbound.ts";
 import {
@@ -29,15 +28,16 @@ import {
   findMessageToSend,
   setWamidIfMissing,
 } from "./message_repo.ts";
-import { recordStatusChange } from "./status_service.ts";
-import { HeldEvents } from "../events/event_service.ts";
+import { PlannedEvents } from "../events/event_service.ts";
+import type { Answers, PlannedWrites } from "../../db/planned_writes.ts";
+import { planStatusMove, planTemplateRefresh } from "./status_move_service.ts";
 import { batcherOf, RecordBatcher } from "../webhooks/record_batcher.ts";
-import { completeMany, type JobLease } from "../../jobs/queue.ts";
+import { completeManyQueries, type JobLease } from "../../jobs/queue.ts";
 
 export interface DeliveryDeps {
   db: Db;
-  /** Accepted sends are recorded together (recordAccepted). */
-  commits: Pick<GroupCommit, "run">;
+  /** Accepted sends are recorded together, as planned writes (recordAccepted). */
+  commits: Pick<GroupCommit, "runPlanned">;
   clock: Clock;
   log: Logger;
   secrets: SecretBox;
@@ -60,7 +60,7 @@ export interface DeliveryOptions {
   stopping?: AbortSignal;
   /**
    * The send's job: the record of an accepted send completes it in its own
-   * transaction (see writeAccepted), and `markCompleted` tells its runner
+   * unit (see planAccepted), and `markCompleted` tells its runner
    * whether it did, once that transaction committed.
    */
   lease?: JobLease;
@@ -90,8 +90,9 @@ const RECORD_TRIES = 5;
 /**
  * Marks a message failed, but only while it is still queued: a report that
  * got further wins. A template send that Meta refused with a template
- * error (`refresh`) queues a refresh of that template in the same
- * transaction (at most one per template per 5 minutes).
+ * error (`refresh`) queues a refresh of that template in the same unit (at
+ * most one per template per 5 minutes). Planned writes: one write batch on
+ * libSQL, a group commit's transaction on SQLite.
  */
 async function markFailed(
   deps: DeliveryDeps,
@@ -101,16 +102,20 @@ async function markFailed(
 ): Promise<void> {
   const at = deps.clock.now();
   const now = toDbTime(at);
-  await deps.db.transaction().execute(async (trx) => {
-    const current = await findMessageById(trx, messageId);
-    if (current?.status !== "queued") return;
-    await recordStatusChange(trx, current, {
+  await deps.commits.runPlanned(async (db, writes) => {
+    const current = await findMessageById(db, messageId);
+    if (current?.status !== "queued") return () => undefined;
+    const events = new PlannedEvents();
+    // Guarded: on libSQL a report that moved it meanwhile plans this again.
+    await planStatusMove(writes, current, {
       to: "failed",
       now,
       errorCode: error.code,
       errorMessage: error.message,
-    });
-    if (options.refresh) await refreshTemplateOf(trx, current, at);
+    }, events);
+    if (options.refresh) await planTemplateRefresh(db, writes, current, at);
+    await events.flushPlanned(db, writes);
+    return () => undefined;
   });
 }
 
@@ -336,45 +341,54 @@ interface Accepted {
 
 /** The recorder of each group commit (one per container). */
 const recorderOf = batcherOf((deps: DeliveryDeps) =>
-  new RecordBatcher<Accepted, boolean>(
-    deps.commits,
-    (trx, accepted) => writeAccepted(trx, deps, accepted),
-    RECORD_GATHER,
-  )
+  new RecordBatcher<Accepted, boolean>(deps.commits, {
+    plan: (db, writes, accepted) => planAccepted(db, writes, deps, accepted),
+  }, RECORD_GATHER)
 );
 
 /**
- * Records the sends that ended together in one unit of a group commit: each
- * still queued message moves to `sent` with its upstream id (one that a
- * status report got to first keeps its status and gains the id), then their
- * events are written with their deliveries in one statement each (HeldEvents),
- * and their jobs completed in one more: a send job's end costs no transaction
+ * Records the sends that ended together in one unit of a group commit (as
+ * planned writes: one write batch on libSQL, the group transaction on
+ * SQLite): each still queued message moves to `sent` with its upstream id
+ * (one that a status report got to first keeps its status and gains the
+ * id; on libSQL a report that lands between the read and the batch fails
+ * the move's guard and the unit is planned again), then their events are
+ * written with their deliveries in one statement each (PlannedEvents), and
+ * their jobs completed in one more: a send job's end costs no transaction
  * of its own. Per send, whether its job was completed (false without a
  * lease, or when the lease was lost: its runner settles it as usual).
  */
-async function writeAccepted(
-  trx: Executor,
+async function planAccepted(
+  db: Executor,
+  writes: PlannedWrites,
   deps: DeliveryDeps,
   accepted: Accepted[],
-): Promise<boolean[]> {
+): Promise<(answers: Answers) => boolean[]> {
   const at = deps.clock.now();
   const now = toDbTime(at);
-  const held = new HeldEvents();
+  const events = new PlannedEvents();
   for (const { messageId, wamid } of accepted) {
-    const current = await findMessageById(trx, messageId);
+    const current = await findMessageById(db, messageId);
     if (current?.status === "queued") {
-      await recordStatusChange(trx, current, {
+      await planStatusMove(writes, current, {
         to: "sent",
         now,
         waMessageId: wamid,
-      }, held);
+      }, events);
     } else {
       // A status report got here first (matched by our opaque id); keep its status.
-      await setWamidIfMissing(trx, messageId, wamid);
+      await setWamidIfMissing(writes.db, messageId, wamid);
     }
   }
-  await held.flush(trx);
+  await events.flushPlanned(db, writes);
   const leases = accepted.flatMap((a) => a.lease ? [a.lease] : []);
-  const done = await completeMany(trx, leases, at);
-  return accepted.map((a) => a.lease !== undefined && done.has(a.lease.id));
+  const handles = completeManyQueries(leases, at).map((q) => writes.add(q));
+  return (answers) => {
+    const done = new Set(
+      handles.flatMap((h) =>
+        (answers.of(h).rows as { id: string }[]).map((r) => r.id)
+      ),
+    );
+    return accepted.map((a) => a.lease !== undefined && done.has(a.lease.id));
+  };
 }

@@ -10,8 +10,8 @@ import type { JobLease, JobRow } from "../../jobs/queue.ts";
 
 export interface AttemptDeps {
   db: Db;
-  /** Attempts that end together are recorded in one transaction (GroupCommit). */
-  commits: Pick<GroupCommit, "run">;
+  /** Attempts that end together are recorded in one unit (GroupCommit.runPlanned). */
+  commits: Pick<GroupCommit, "runPlanned">;
   clock: Clock;
   log: Logger;
   secrets: SecretBox;
@@ -22,7 +22,7 @@ export interface AttemptDeps {
 export interface AttemptContext {
   signal?: AbortSignal;
   /**
-   * The attempt's job: the transaction that records the attempt completes
+   * The attempt's job: the unit that records the attempt completes
    * it, with the other jobs recorded there, in one statement (completeMany).
    * A retry is queued in its lane (`priority`).
    */

@@ -1,12 +1,14 @@
 // Recording an attempt: its result, the next attempt, the counters and the
-// job's completion in one transaction; then metrics and logs.
-import type { Executor, WebhookDeliveriesTable } from "../../db/schema.ts";
+// job's completion in one atomic unit (planned writes: one write batch on
+// libSQL, the group transaction on SQLite); then metrics and logs.
+import type { WebhookDeliveriesTable } from "../../db/schema.ts";
+import type { Answers, PlannedWrites } from "../../db/planned_writes.ts";
 import { batcherOf, RecordBatcher } from "./record_batcher.ts";
 import { newId } from "../../ids.ts";
 import { addMs, toDbTime } from "../../db/time.ts";
 import {
-  completeMany,
-  enqueueManyCompiled,
+  completeManyQueries,
+  enqueueManyWhere,
   PRIORITY,
 } from "../../jobs/queue.ts";
 import {
@@ -17,7 +19,7 @@ import {
   type AttemptRow,
   finishAttempt,
   finishAttempts,
-  insertDeliveries,
+  insertRetries,
   runDependentsNow,
   skipQueue,
 } from "./delivery_repo.ts";
@@ -25,12 +27,12 @@ import { type SentAttempt } from "./attempt_send_service.ts";
 import { NOT_ATTEMPTED, pendingRow } from "./delivery.ts";
 import { deliveryJob } from "./fanout_service.ts";
 import { AUTO_DISABLE_AFTER } from "./webhook.ts";
-import { recordDeliveryOutcome, recordSuccesses } from "./webhook_repo.ts";
+import { countFailure, recordSuccesses } from "./webhook_repo.ts";
 import type { AttemptContext, AttemptDeps } from "./attempt.ts";
 
 /** A Retry-After never pushes a retry further than this. */
 const MAX_RETRY_AFTER_MS = 24 * 60 * 60 * 1_000;
-/** Tries of the transaction that records an attempt (a retry of the job would send again). */
+/** Tries of the unit that records an attempt (a retry of the job would send again). */
 const RECORD_TRIES = 4;
 /**
  * How long a record waits for others to share its commit: attempts end one
@@ -49,36 +51,48 @@ export async function finish(
     "status" | "error_message" | "next_attempt_at"
   >,
 ): Promise<void> {
-  await deps.commits.run(async (trx) => {
-    await finishAttempt(trx, row.id, {
+  await deps.commits.runPlanned(async (_db, writes) => {
+    const now = deps.clock.now();
+    await finishAttempt(writes.db, row.id, {
       ...NOT_ATTEMPTED,
       ...result,
       first_attempt_at: row.first_attempt_at,
     });
-    await wakeDependents(trx, [row], deps.clock.now());
-    await completeJobs(trx, [ctx], deps.clock.now());
+    await wakeDependents(writes, [row], now);
+    return completeJobs(writes, [ctx], now);
   }, RECORD_GATHER);
 }
 
-/** Completes the attempts' jobs in one statement and tells each runner whether its job was. */
-async function completeJobs(
-  trx: Executor,
+/**
+ * Completes the attempts' jobs in one statement; once committed, tells each
+ * runner whether its job was (its answer names the jobs completed).
+ */
+function completeJobs(
+  writes: PlannedWrites,
   ctxs: readonly AttemptContext[],
   now: Date,
-): Promise<void> {
-  const done = await completeMany(trx, ctxs.map((c) => c.lease), now);
-  for (const c of ctxs) c.markCompleted(done.has(c.lease.id));
+): (answers: Answers) => void {
+  const handles = completeManyQueries(ctxs.map((c) => c.lease), now)
+    .map((q) => writes.add(q));
+  return (answers) => {
+    const done = new Set(
+      handles.flatMap((h) =>
+        (answers.of(h).rows as { id: string }[]).map((r) => r.id)
+      ),
+    );
+    for (const c of ctxs) c.markCompleted(done.has(c.lease.id));
+  };
 }
 
 /** Once contact.created deliveries end, what waited for them runs at once (one statement). */
 async function wakeDependents(
-  trx: Executor,
+  writes: PlannedWrites,
   rows: readonly AttemptRow[],
   now: Date,
 ) {
   const roots = rows.filter((r) => r.event === "contact.created")
     .map((r) => r.root_id);
-  await runDependentsNow(trx, roots, toDbTime(now));
+  await runDependentsNow(writes.db, roots, toDbTime(now));
 }
 
 /** When the next attempt runs, or null when this one ends the delivery. */
@@ -101,7 +115,9 @@ interface Made {
 
 /** The recorder of each group commit (one per container). */
 const recorderOf = batcherOf((deps: AttemptDeps) =>
-  new RecordBatcher(deps.commits, writeMade, RECORD_GATHER)
+  new RecordBatcher(deps.commits, {
+    plan: (_db, writes, made: Made[]) => planMade(writes, made),
+  }, RECORD_GATHER)
 );
 
 /** Records a made attempt (see the top of this file). */
@@ -116,19 +132,45 @@ export async function record(
   const made: Made = { row, sent, t, next, nextAt };
   const disabled = await withRetries(deps, () => recorderOf(deps).add(made));
   observe(deps, row, sent, { nextAt, disabled });
-  if (disabled) await skipQueue(deps.db, row.webhook_id, t.at);
+  if (disabled) await skipQueue(deps, row.webhook_id, t.at);
 }
 
 /**
- * Records the attempts that ended together, in one unit: their results in
- * one statement, their retries in one more, the subscriptions' counters and
- * each job's completion. Returns, per attempt, whether its failure disabled
- * the subscription. A row no longer pending (another run wrote it) only
- * completes its job. The jobs complete in one statement.
+ * Records the attempts that ended together, in one unit, without a read: a
+ * row another run already wrote (no longer pending) must get no retry and
+ * no count, and the batch cannot ask first, so the writes that follow a
+ * result go before it, each only while its row is still pending: the
+ * retries (one statement) and their jobs (one more, each only once its
+ * retry row is in), the subscriptions' counters; then the results (one
+ * statement), the attempts that waited for an ended chain woken, and the
+ * jobs completed (one statement). Per attempt, whether its failure
+ * disabled the subscription (known once committed).
  */
-async function writeMade(trx: Executor, made: Made[]): Promise<boolean[]> {
-  const written = await finishAttempts(
-    trx,
+async function planMade(
+  writes: PlannedWrites,
+  made: Made[],
+): Promise<(answers: Answers) => boolean[]> {
+  const now = made.at(-1)!.t.done;
+  const retries = made.filter((m) => m.next !== null).map(retryOf);
+  await insertRetries(
+    writes.db,
+    retries.map((r) => ({ after: r.after, row: r.row })),
+  );
+  await enqueueManyWhere(
+    writes.db,
+    retries.map((r) => ({
+      key: r.row.id,
+      job: deliveryJob(r.row, { runAt: r.runAt, priority: r.priority }),
+    })),
+    "exists (select 1 from webhook_deliveries as d where d.id = v.k)",
+    now,
+  );
+  const disabling = await countOutcomes(
+    writes,
+    made.filter((m) => m.row.kind !== "test"),
+  );
+  await finishAttempts(
+    writes.db,
     made.map(({ row, sent, t, nextAt }) => ({
       id: row.id,
       result: {
@@ -146,35 +188,25 @@ async function writeMade(trx: Executor, made: Made[]): Promise<boolean[]> {
       },
     })),
   );
-  const recorded = made.filter((m) => written.has(m.row.id));
-  const retries = recorded.filter((m) => m.next !== null).map(retryOf);
-  if (retries.length > 0) {
-    await insertDeliveries(trx, retries.map((r) => r.row));
-    await enqueueManyCompiled(
-      trx,
-      retries.map((r) =>
-        deliveryJob(r.row, { runAt: r.runAt, priority: r.priority })
-      ),
-      made.at(-1)!.t.done,
-      { wake: true },
-    );
-  }
   await wakeDependents(
-    trx,
-    recorded.filter((m) => m.next === null).map((m) => m.row),
-    made.at(-1)!.t.done,
+    writes,
+    made.filter((m) => m.next === null).map((m) => m.row),
+    now,
   );
-  const disabled = await countOutcomes(
-    trx,
-    recorded.filter((m) => m.row.kind !== "test"),
-  );
-  await completeJobs(trx, made.map((m) => m.t.ctx), made.at(-1)!.t.done);
-  return made.map((m) => disabled.has(m));
+  const completed = completeJobs(writes, made.map((m) => m.t.ctx), now);
+  return (answers) => {
+    completed(answers);
+    return made.map((m) => {
+      const handle = disabling.get(m);
+      return handle !== undefined && answers.of(handle).rows.length > 0;
+    });
+  };
 }
 
 /** The pending row, due time and lane (its job's) of a failed attempt's retry. */
 function retryOf({ row, t, next, nextAt }: Made) {
   return {
+    after: row.id,
     // A manual test or replay retries in the event lane, behind live work.
     priority: Math.max(t.ctx.lease.priority, PRIORITY.webhook),
     row: pendingRow({
@@ -197,14 +229,19 @@ function retryOf({ row, t, next, nextAt }: Made) {
 }
 
 /**
- * The subscriptions' counters, in the order the attempts ended: one write
- * for every subscription whose attempts all succeeded, else one per attempt
- * (a failure counts towards auto-disable). Returns the attempts that
- * disabled one.
+ * The subscriptions' counters, in the order the attempts ended, each only
+ * while its attempt's row is still pending: one write for every
+ * subscription whose attempts all succeeded, else two per attempt (a
+ * failure counts towards auto-disable: countFailure). Returns, per failed
+ * attempt, the handle of the statement that answers whether it disabled
+ * its subscription.
  */
-async function countOutcomes(trx: Executor, made: Made[]): Promise<Set<Made>> {
+async function countOutcomes(
+  writes: PlannedWrites,
+  made: Made[],
+): Promise<Map<Made, number>> {
   const byHook = Map.groupBy(made, (m) => m.row.webhook_id);
-  const disabled = new Set<Made>();
+  const disabling = new Map<Made, number>();
   const succeeded: { id: string; at: string }[] = [];
   for (const [webhookId, list] of byHook) {
     if (list.every((m) => m.sent.success)) {
@@ -213,19 +250,30 @@ async function countOutcomes(trx: Executor, made: Made[]): Promise<Set<Made>> {
       continue;
     }
     for (const m of list) {
-      const off = await recordDeliveryOutcome(trx, webhookId, {
-        success: m.sent.success,
+      if (m.sent.success) {
+        await recordSuccesses(writes.db, [{ id: webhookId, at: m.t.at }], [
+          m.row.id,
+        ]);
+        continue;
+      }
+      await countFailure(writes.db, {
+        webhookId,
+        deliveryId: m.row.id,
         at: m.t.at,
       });
-      if (off) disabled.add(m);
+      disabling.set(m, writes.last);
     }
   }
-  await recordSuccesses(trx, succeeded);
-  return disabled;
+  await recordSuccesses(
+    writes.db,
+    succeeded,
+    made.filter((m) => m.sent.success).map((m) => m.row.id),
+  );
+  return disabling;
 }
 
 /**
- * Runs the recording transaction, trying again on database errors: the
+ * Runs the recording unit, trying again on database errors: the
  * receiver already has this attempt, and failing the job would send it again.
  */
 async function withRetries<T>(

@@ -15,7 +15,7 @@ const WAIT_MAX_MS = 2_000;
 
 /**
  * Makes the attempt of one pending delivery row: sends the signed envelope
- * and, in one transaction with the job's completion, records the result, the
+ * and, in one atomic unit with the job's completion, records the result, the
  * next attempt (DESIGN §3 schedule, Retry-After honoured) and the
  * subscription's counters. A disabled subscription's row is skipped unsent; a
  * row that waits for its contact's contact.created is put back unattempted.
@@ -35,9 +35,10 @@ export async function attemptDelivery(
     // then) is in the lane it had: take it along to this one.
     const lane = ctx.lease.priority;
     if (row.first_priority !== null && row.first_priority > lane) {
-      await deps.commits.run((trx) =>
-        raiseChains(trx, [row.after_root_id!], lane)
-      );
+      await deps.commits.runPlanned(async (_db, writes) => {
+        await raiseChains(writes.db, [row.after_root_id!], lane);
+        return () => undefined;
+      });
     }
     waitForFirst(row.first_due, now);
   }

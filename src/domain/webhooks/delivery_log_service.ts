@@ -1,5 +1,6 @@
 import type { Db, WebhookDeliveriesTable } from "../../db/schema.ts";
 import type { Clock } from "../../clock.ts";
+import type { GroupCommit } from "../../db/group_commit.ts";
 import { AppError } from "../../errors.ts";
 import { newId } from "../../ids.ts";
 import { toDbTime } from "../../db/time.ts";
@@ -24,17 +25,24 @@ import { getWebhook } from "./webhook_service.ts";
 export interface LogDeps {
   db: Db;
   clock: Clock;
+  /** A queued attempt's row and job are one atomic unit (GroupCommit.runPlanned). */
+  commits: Pick<GroupCommit, "runPlanned">;
 }
 
-/** Inserts a new one-attempt chain with its job (ahead of queued event deliveries). */
+/**
+ * Inserts a new one-attempt chain with its job (ahead of queued event
+ * deliveries), together: two inserts of new rows that read nothing, so one
+ * write batch on libSQL needs no guard.
+ */
 async function queueAttempt(deps: LogDeps, row: WebhookDeliveriesTable) {
-  await deps.db.transaction().execute(async (trx) => {
-    await insertDeliveries(trx, [row]);
+  await deps.commits.runPlanned(async (_db, writes) => {
+    await insertDeliveries(writes.db, [row]);
     await enqueue(
-      trx,
+      writes.db,
       deliveryJob(row, { priority: PRIORITY.webhookManual }),
       deps.clock.now(),
     );
+    return () => undefined;
   });
 }
 

@@ -1,18 +1,15 @@
 import { CompiledQuery, type ExpressionBuilder, sql } from "kysely";
 import type {
   Database,
-  Db,
   Executor,
   WebhookDeliveriesTable,
 } from "../../db/schema.ts";
+import type { GroupCommit } from "../../db/group_commit.ts";
 import { deleteInBatches } from "../../db/prune.ts";
+import { insertRowsWhere } from "../../db/bulk.ts";
 import { newId } from "../../ids.ts";
 import type { CursorPosition } from "../pagination.ts";
-import {
-  DELIVER_JOB,
-  deliveryJobKey,
-  type DeliveryStatus,
-} from "./delivery.ts";
+import { DELIVER_JOB, type DeliveryStatus } from "./delivery.ts";
 
 // `status = 'pending'` is written as a literal in the statements below: the
 // partial indexes of pending rows are only usable when the query states their
@@ -83,6 +80,27 @@ export async function insertDeliveries(
     const params = chunk.flatMap((r) => DELIVERY_COLUMNS.map((c) => r[c]));
     await runPrecompiled(db, insertText(chunk.length), params);
   }
+}
+
+/** A source row still pending, for a write that follows it in a batch (insertRowsWhere). */
+export const STILL_PENDING =
+  "exists (select 1 from webhook_deliveries as p where p.id = v.k and p.status = 'pending')";
+
+/**
+ * Inserts the next attempts of rows whose result is written later in the
+ * same batch, each only while the row it follows (`after`) is still
+ * pending: a row another run already wrote gets no second chain.
+ */
+export async function insertRetries(
+  db: Executor,
+  retries: ReadonlyArray<{ after: string; row: WebhookDeliveriesTable }>,
+): Promise<void> {
+  await insertRowsWhere(
+    db,
+    "webhook_deliveries",
+    retries.map((r) => ({ key: r.after, row: r.row })),
+    STILL_PENDING,
+  );
 }
 
 /**
@@ -279,43 +297,56 @@ export type AttemptResult = Pick<
   | "next_attempt_at"
 >;
 
+/** The pending attempts of a disabled subscription that are not running now. */
+const SKIPPABLE = (webhookId: string) =>
+  sql`webhook_id = ${webhookId} and status = 'pending'
+    and exists (select 1 from webhooks where id = ${webhookId} and enabled = 0)
+    and not exists (select 1 from jobs
+      where unique_key = ${DELIVER_JOB} || ':' || webhook_deliveries.id
+        and state = 'running')`;
+
 /**
  * Marks up to `limit` pending attempts of a subscription that are not running
- * right now as `skipped` (replayable) and completes their jobs, in the
- * caller's executor, as long as the subscription is still disabled (a
- * re-enable between two batches stops it). Returns how many rows it skipped.
+ * right now as `skipped` (replayable) and completes their jobs, in one
+ * atomic unit without a transaction on libSQL (GroupCommit.runPlanned), as
+ * long as the subscription is still disabled (a re-enable between two
+ * batches stops it). The rows are read first; the batch skips only those
+ * still skippable then (the conditions again, in its WHERE), and completes
+ * the jobs of the rows it left skipped. Returns how many rows it skipped.
  */
 export async function skipPending(
-  db: Executor,
+  commits: Pick<GroupCommit, "runPlanned">,
   webhookId: string,
   opts: { now: string; limit: number },
 ): Promise<number> {
-  const { rows } = await sql<{ id: string }>`
-    update webhook_deliveries
-    set status = 'skipped', next_attempt_at = null,
-      error_message = 'Skipped: the subscription was disabled'
-    where id in (
-      select id from webhook_deliveries
-      where webhook_id = ${webhookId} and status = 'pending'
-        and exists (select 1 from webhooks where id = ${webhookId} and enabled = 0)
-        and not exists (select 1 from jobs
-          where unique_key = ${DELIVER_JOB} || ':' || webhook_deliveries.id
-            and state = 'running')
-      limit ${opts.limit})
-    returning id`.execute(db);
-  if (rows.length > 0) {
-    await db.updateTable("jobs").set({
-      state: "completed",
-      finalized_at: opts.now,
-      updated_at: opts.now,
-    }).where("unique_key", "in", rows.map((r) => deliveryJobKey(r.id)))
-      .where("state", "in", ["available", "retryable"]).execute();
-  }
-  return rows.length;
+  return await commits.runPlanned(async (db, writes) => {
+    const { rows } = await sql<{ id: string }>`
+      select id from webhook_deliveries where ${SKIPPABLE(webhookId)}
+      limit ${opts.limit}`.execute(db);
+    if (rows.length === 0) return () => 0;
+    const ids = JSON.stringify(rows.map((r) => r.id));
+    await sql`
+      update webhook_deliveries
+      set status = 'skipped', next_attempt_at = null,
+        error_message = 'Skipped: the subscription was disabled'
+      where id in (select value from json_each(${ids}))
+        and ${SKIPPABLE(webhookId)}
+      returning id`.execute(writes.db);
+    const skipped = writes.last;
+    await sql`
+      update jobs set state = 'completed', finalized_at = ${opts.now},
+        updated_at = ${opts.now}
+      where unique_key in (
+        select ${DELIVER_JOB} || ':' || id from webhook_deliveries
+        where id in (select value from json_each(${ids}))
+          and status = 'skipped')
+        and state in ('available', 'retryable')`.execute(writes.db);
+    return (answers) => answers.of(skipped).rows.length;
+  });
 }
 
 /**
- * Rows skipped per transaction, and the pause between two: skipping is never
+ * Rows skipped per unit, and the pause between two: skipping is never
  * urgent, and a long queue must not hold the database from live deliveries.
  */
 const SKIP_BATCH = 50;
@@ -323,19 +354,20 @@ const SKIP_PAUSE_MS = 5;
 
 /**
  * Ends a disabled subscription's queue: every pending attempt not running
- * now becomes `skipped`, with its job, 50 per transaction so other work
+ * now becomes `skipped`, with its job, 50 per unit so other work
  * interleaves. Attempts it misses are skipped by their own job when it runs.
  */
 export async function skipQueue(
-  db: Db,
+  deps: { commits: Pick<GroupCommit, "runPlanned"> },
   webhookId: string,
   now: string,
 ): Promise<number> {
   let total = 0;
   for (;;) {
-    const n = await db.transaction().execute((trx) =>
-      skipPending(trx, webhookId, { now, limit: SKIP_BATCH })
-    );
+    const n = await skipPending(deps.commits, webhookId, {
+      now,
+      limit: SKIP_BATCH,
+    });
     total += n;
     if (n < SKIP_BATCH) return total;
     await new Promise((resolve) => setTimeout(resolve, SKIP_PAUSE_MS));

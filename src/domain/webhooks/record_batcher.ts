@@ -1,11 +1,17 @@
 /**
  * Writes that arrive together as one unit of the group commit, with the
  * statements of many written at once (one multi-row update instead of one
- * each). A unit that fails (a constraint, a lost connection) is rolled back
- * whole and each of its items is written again alone, so one bad item fails
- * only itself. Every item's promise settles after its commit.
+ * each). A unit that fails (a constraint, a lost connection, a guard that
+ * kept failing) is rolled back whole and each of its items is written again
+ * alone, so one bad item fails only itself. Every item's promise settles
+ * after its commit.
+ *
+ * A writer is a plan (src/db/planned_writes.ts): it reads, then records its
+ * writes; on libSQL the units of one moment go in one write batch, never an
+ * interactive transaction; on embedded SQLite in the group transaction.
  */
 import type { Executor } from "../../db/schema.ts";
+import type { Answers, PlannedWrites } from "../../db/planned_writes.ts";
 import type { GroupCommit, RunOptions } from "../../db/group_commit.ts";
 
 interface Queued<I, R> {
@@ -14,17 +20,29 @@ interface Queued<I, R> {
   reject: (err: unknown) => void;
 }
 
+/**
+ * Reads what items need and records their writes (GroupCommit.runPlanned);
+ * planned again, with the same items, when a guard found a read changed.
+ */
+export interface PlanWriter<I, R> {
+  plan: (
+    db: Executor,
+    writes: PlannedWrites,
+    items: I[],
+  ) => Promise<(answers: Answers) => R[]>;
+}
+
 export class RecordBatcher<I, R> {
-  #commits: Pick<GroupCommit, "run">;
-  #write: (trx: Executor, items: I[]) => Promise<R[]>;
+  #commits: Pick<GroupCommit, "runPlanned">;
+  #write: PlanWriter<I, R>;
   #options: RunOptions;
   #queue: Queued<I, R>[] = [];
   /** A unit is queued in the group commit and has not taken the queue yet. */
   #scheduled = false;
 
   constructor(
-    commits: Pick<GroupCommit, "run">,
-    write: (trx: Executor, items: I[]) => Promise<R[]>,
+    commits: Pick<GroupCommit, "runPlanned">,
+    write: PlanWriter<I, R>,
     options: RunOptions = {},
   ) {
     this.#commits = commits;
@@ -46,11 +64,10 @@ export class RecordBatcher<I, R> {
     let taken: Queued<I, R>[] | undefined;
     let results: R[];
     try {
-      results = await this.#commits.run(async (trx) => {
-        // Taken when the unit runs: everything that arrived meanwhile joins.
-        taken = this.#take();
-        return await this.#write(trx, taken.map((q) => q.item));
-      }, this.#options);
+      // Taken when the unit runs: everything that arrived meanwhile joins.
+      results = await this.#run(
+        () => (taken ??= this.#take()).map((q) => q.item),
+      );
     } catch {
       // Nothing of the unit is stored; each item again on its own.
       for (const q of taken ?? this.#take()) this.#alone(q);
@@ -59,16 +76,22 @@ export class RecordBatcher<I, R> {
     taken!.forEach((q, i) => q.resolve(results[i]!));
   }
 
+  /** Runs one unit of the items `items()` gives when the unit starts. */
+  #run(items: () => I[]): Promise<R[]> {
+    // A unit planned again (a guard failed) keeps the items it took.
+    return this.#commits.runPlanned(
+      (db, writes) => this.#write.plan(db, writes, items()),
+      this.#options,
+    );
+  }
+
   #take(): Queued<I, R>[] {
     this.#scheduled = false;
     return this.#queue.splice(0);
   }
 
   #alone(q: Queued<I, R>): void {
-    this.#commits.run(
-      async (trx) => (await this.#write(trx, [q.item]))[0]!,
-      this.#options,
-    ).then(q.resolve, q.reject);
+    this.#run(() => [q.item]).then((r) => q.resolve(r[0]!), q.reject);
   }
 }
 

@@ -106,24 +106,76 @@ export async function subscribersOf(
 }
 
 const successTexts: string[] = [];
+const pendingSuccessTexts: string[] = [];
 
 /**
  * The counters of subscriptions whose attempts all succeeded (each with its
  * last attempt's time), in one statement: the failure count reset and the
- * last delivery noted.
+ * last delivery noted. With `pending` (delivery row ids), only subscriptions
+ * with one of those rows still pending are counted: in a write batch, where
+ * the rows' results are written after it, an attempt another run already
+ * recorded is not counted twice.
  */
 export async function recordSuccesses(
   db: Executor,
   list: ReadonlyArray<{ id: string; at: string }>,
+  pending?: readonly string[],
 ): Promise<void> {
   if (list.length === 0) return;
-  const text = successTexts[list.length] ??= `with s(id, at) as (values ${
+  const texts = pending ? pendingSuccessTexts : successTexts;
+  const text = texts[list.length] ??= `with s(id, at) as (values ${
     Array(list.length).fill("(?, ?)").join(", ")
   })
     update webhooks set consecutive_failures = 0, last_delivery_at = s.at,
       last_delivery_status = 'success'
-    from s where webhooks.id = s.id`;
-  await runPrecompiled(db, text, list.flatMap((x) => [x.id, x.at]));
+    from s where webhooks.id = s.id${
+    pending
+      ? ` and exists (select 1 from webhook_deliveries as d
+        where d.id in (select value from json_each(?)) and d.webhook_id = s.id
+          and d.status = 'pending')`
+      : ""
+  }`;
+  await runPrecompiled(db, text, [
+    ...list.flatMap((x) => [x.id, x.at]),
+    ...(pending ? [JSON.stringify(pending)] : []),
+  ]);
+}
+
+/**
+ * recordDeliveryOutcome() of a failed attempt as two statements that read
+ * no answer of each other (a write batch: src/db/planned_writes.ts), both
+ * only while the attempt's row `deliveryId` is still pending (its result is
+ * written after them): the failure counted, then the subscription disabled
+ * when that count reached AUTO_DISABLE_AFTER. The second (the statement
+ * recorded last) answers a row when it disabled the subscription.
+ */
+export async function countFailure(
+  db: Executor,
+  input: { webhookId: string; deliveryId: string; at: string },
+): Promise<void> {
+  const pending = `exists (select 1 from webhook_deliveries
+    where id = ? and status = 'pending')`;
+  await runPrecompiled(
+    db,
+    `update webhooks set consecutive_failures = consecutive_failures + 1,
+      last_delivery_at = ?, last_delivery_status = 'failed'
+    where id = ? and ${pending}`,
+    [input.at, input.webhookId, input.deliveryId],
+  );
+  await runPrecompiled(
+    db,
+    `update webhooks set enabled = 0, disabled_at = ?, disabled_reason = 'auto',
+      updated_at = ?
+    where id = ? and enabled = 1 and consecutive_failures >= ? and ${pending}
+    returning id`,
+    [
+      input.at,
+      input.at,
+      input.webhookId,
+      AUTO_DISABLE_AFTER,
+      input.deliveryId,
+    ],
+  );
 }
 
 /**

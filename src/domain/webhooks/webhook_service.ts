@@ -1,4 +1,5 @@
 import type { Db } from "../../db/schema.ts";
+import type { GroupCommit } from "../../db/group_commit.ts";
 import type { Clock } from "../../clock.ts";
 import type { SecretBox } from "../../crypto.ts";
 import { AppError } from "../../errors.ts";
@@ -155,7 +156,10 @@ export async function createWebhook(
  * resets the failure counter; `enabled: false` disables by hand.
  */
 export async function updateWebhook(
-  deps: WebhookDeps,
+  deps: WebhookDeps & {
+    /** A disabled subscription's queue is skipped in atomic units (skipQueue). */
+    commits: Pick<GroupCommit, "runPlanned">;
+  },
   ref: { accountId: string; id: string },
   changes: WebhookChanges,
 ): Promise<Webhook> {
@@ -184,7 +188,7 @@ export async function updateWebhook(
     Object.assign(set, { enabled: 0, disabled_at: now, disabled_reason: null });
   }
   if (!await repo.updateWebhookRow(deps.db, ref, set)) throw notFound(ref.id);
-  if (set.enabled === 0) await skipQueue(deps.db, ref.id, now);
+  if (set.enabled === 0) await skipQueue(deps, ref.id, now);
   return await getWebhook(deps, ref);
 }
 
