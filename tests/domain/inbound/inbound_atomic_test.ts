@@ -20,7 +20,13 @@ import type { Container } from "../../../src/container.ts";
 import { otherInstance } from "../../_support/instances.ts";
 
 const PHONE = "+5491155550301";
-const SENDER: Sender = { phoneNumber: PHONE, name: "Ana" } as Sender;
+const SENDER: Sender = {
+  phoneNumber: PHONE,
+  userId: null,
+  parentUserId: null,
+  username: null,
+  name: "Ana",
+};
 
 function unix(h: Harness): string {
   return String(Math.floor(h.clock.now().getTime() / 1000));
@@ -304,5 +310,46 @@ engineTest(
       changes.map((c) => JSON.parse(c.data).status),
       h.engine === "libsql" ? ["read"] : ["delivered", "read"],
     );
+  },
+);
+
+engineTest(
+  "a message with both ids joins the phone's contact and the BSUID's into one, their conversations too, without an interactive transaction",
+  async (h) => {
+    forbidTransactions(h);
+    const channel = h.tenant.channel;
+    const userId = "US.13491208655302741918";
+    const byPhone = { ...SENDER, name: null };
+    const byUser = { ...SENDER, phoneNumber: null, userId, username: "ana" };
+    const apply = (id: string, sender: Sender) =>
+      applyInboundMessage(h.container, channel, {
+        message: text(h, id, id),
+        sender,
+      });
+    await apply("wamid.phone", byPhone);
+    await apply("wamid.user", byUser);
+    assert.equal(await count(h, "contacts"), 2);
+    assert.equal(await count(h, "conversations"), 2);
+    await apply("wamid.both", { ...SENDER, userId });
+    const contacts = await h.container.db.selectFrom("contacts")
+      .select(["id", "phone_number", "user_id", "username", "name"]).execute();
+    assert.deepEqual(
+      contacts.map((c) => [c.phone_number, c.user_id, c.username, c.name]),
+      [[PHONE, userId, "ana", "Ana"]],
+    );
+    const conversations = await h.container.db.selectFrom("conversations")
+      .select(["id", "contact_id", "unread_count"]).execute();
+    assert.equal(conversations.length, 1);
+    assert.equal(conversations[0]!.contact_id, contacts[0]!.id);
+    assert.equal(conversations[0]!.unread_count, 3);
+    const messages = await h.container.db.selectFrom("messages")
+      .select(["contact_id", "conversation_id"]).execute();
+    assert.equal(messages.length, 3);
+    for (const m of messages) {
+      assert.deepEqual(
+        [m.contact_id, m.conversation_id],
+        [contacts[0]!.id, conversations[0]!.id],
+      );
+    }
   },
 );
