@@ -17,7 +17,11 @@ import type { MetaMessage } from "../../../src/domain/inbound/meta_payload.ts";
 import type { Sender } from "../../../src/domain/inbound/sender.ts";
 import { metaChange } from "../../messaging/_helpers.ts";
 import type { Container } from "../../../src/container.ts";
-import { otherInstance } from "../../_support/instances.ts";
+import {
+  beforeNextBatch,
+  forbidTransactions,
+  racingInstance,
+} from "../../_support/instances.ts";
 
 const PHONE = "+5491155550301";
 const SENDER: Sender = {
@@ -40,11 +44,6 @@ function text(h: Harness, id: string, body: string): MetaMessage {
     type: "text",
     text: { body },
   } as MetaMessage;
-}
-
-/** On libSQL, db.transaction() throws from here on (not on SQLite). */
-function forbidTransactions(h: Harness): void {
-  if (h.container.dbBatch) h.container.dbBatch.forbidTransactions = true;
 }
 
 async function subscribe(h: Harness): Promise<void> {
@@ -78,34 +77,11 @@ async function unread(h: Harness): Promise<number> {
   return row.unread_count;
 }
 
-/**
- * Runs `between` once, just before this instance's next write batch goes to
- * sqld: a write of another instance after a unit's reads and before its
- * batch. Returns how many batches this instance sent meanwhile.
- */
-function beforeNextBatch(
-  h: Harness,
-  between: () => Promise<unknown>,
-): { batches: number } {
-  const access = h.container.dbBatch!;
-  const batch = access.batch!;
-  const seen = { batches: 0 };
-  let pending: (() => Promise<unknown>) | undefined = between;
-  access.batch = async (queries) => {
-    seen.batches++;
-    const run = pending;
-    pending = undefined;
-    if (run) await run();
-    return await batch(queries);
-  };
-  return seen;
-}
-
 engineTest(
   "an inbound payload, an echo, a status, an edit and a changed number are applied without an interactive transaction on libSQL",
   async (h) => {
     await subscribe(h);
-    forbidTransactions(h);
+    forbidTransactions(h.container);
     const channel = h.tenant.channel;
     const body = JSON.stringify(metaChange(h, {
       contacts: [{ profile: { name: "Ana" }, wa_id: PHONE.slice(1) }],
@@ -212,9 +188,7 @@ engineTest(
   "the same new customer received by two instances at once is one contact: the second batch finds the first's contact and plans again",
   async (h) => {
     await subscribe(h);
-    forbidTransactions(h);
-    await using other = otherInstance(h);
-    if (other.dbBatch) other.dbBatch.forbidTransactions = true;
+    await using other = racingInstance(h);
     const channel = h.tenant.channel;
     const apply = (id: string, on: Container = h.container) =>
       applyInboundMessage(on, channel, {
@@ -252,8 +226,7 @@ engineTest(
 engineTest(
   "a Meta retry applied by two workers at once stores the message once",
   async (h) => {
-    forbidTransactions(h);
-    await using other = otherInstance(h);
+    await using other = racingInstance(h);
     const channel = h.tenant.channel;
     const apply = (on: Container) =>
       applyInboundMessage(on, channel, {
@@ -277,8 +250,7 @@ engineTest(
 engineTest(
   "a status that races another keeps the rank rule: read, then delivered written meanwhile, ends read",
   async (h) => {
-    forbidTransactions(h);
-    await using other = otherInstance(h);
+    await using other = racingInstance(h);
     const channel = h.tenant.channel;
     await applyEchoMessage(h.container, channel, {
       echo: { ...text(h, "wamid.out", "Hola"), to: PHONE.slice(1) },
@@ -316,7 +288,7 @@ engineTest(
 engineTest(
   "a message with both ids joins the phone's contact and the BSUID's into one, their conversations too, without an interactive transaction",
   async (h) => {
-    forbidTransactions(h);
+    forbidTransactions(h.container);
     const channel = h.tenant.channel;
     const userId = "US.13491208655302741918";
     const byPhone = { ...SENDER, name: null };
