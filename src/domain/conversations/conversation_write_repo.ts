@@ -333,3 +333,16 @@ export function conversationExists(id: string) {
   return rowUnchanged("conversations", { id }, []);
 }
 
+/**
+ * A guard that the conversation's status and assignee are still as
+ * `conversation` shows them.
+ */
+export function assignmentUnchanged(
+  conversation: { id: string; status: string; assignedTo: string | null },
+) {
+  return rowUnchanged("conversations", {
+    id: conversation.id,
+    status: conversation.status,
+    assigned_to: conversation.assignedTo,
+  });
+}
