@@ -76,9 +76,9 @@ function upstreamTime(timestamp: string | undefined, fallback: Date): Date {
  * Stores one inbound message with its contact, conversation, media job and
  * events (contact.created, conversation.created, message.received in that
  * order) atomically: in a group commit's transaction, or on libSQL its
- * reads, then a batch, planned again when another writer got there first (the same new
- * customer received by two instances is one contact). A message seen
- * before changes nothing.
+ * reads, then a batch, planned again when another writer got there first
+ * (the same new customer received by two instances is one contact). A
+ * message seen before changes nothing.
  */
 export async function applyInboundMessage(
   deps: ApplyDeps,
