@@ -3,8 +3,12 @@
 import type { Executor } from "../../db/schema.ts";
 import { toDbTime } from "../../db/time.ts";
 import { newId } from "../../ids.ts";
-import { recordEvent } from "../events/event_service.ts";
-import { moveContactConversations } from "../conversations/conversation_write_repo.ts";
+import type { PlannedWrites } from "../../db/planned_writes.ts";
+import { type HeldEvents, recordEvent } from "../events/event_service.ts";
+import {
+  contactConversationsUnchanged,
+  moveContactConversations,
+} from "../conversations/conversation_write_repo.ts";
 import {
   type Contact,
   contactView,
@@ -54,41 +58,55 @@ async function joinContacts(
   trx: Executor,
   keep: Contact,
   drop: Contact,
-  at: string,
-): Promise<void> {
-  await moveContactConversations(trx, { from: drop.id, to: keep.id });
+  options: { at: string; writes?: Executor },
+): Promise<Contact> {
+  const { at, writes = trx } = options;
+  await moveContactConversations(trx, { from: drop.id, to: keep.id, writes });
   // Deleted first: its phone number and BSUID are unique in the account.
-  await repo.deleteContact(trx, drop.id);
-  await repo.updateContact(trx, keep.id, {
+  await repo.deleteContact(writes, drop.id);
+  const joined = joinedContact(keep, drop);
+  await repo.updateContact(writes, keep.id, {
+    email: joined.email,
+    tags: joined.tags,
+    customFields: joined.customFields,
+    lastMessageAt: joined.lastMessageAt,
+    updatedAt: at,
+  });
+  await repo.setContactIdentity(writes, keep.id, {
+    phoneNumber: joined.phoneNumber,
+    userId: joined.userId,
+    parentUserId: joined.parentUserId,
+    username: joined.username,
+    name: joined.name,
+    updatedAt: at,
+  });
+  return joined;
+}
+
+/** Contact `keep` as joinContacts() leaves it. */
+function joinedContact(keep: Contact, drop: Contact): Contact {
+  return {
+    ...keep,
     email: keep.email ?? drop.email,
     tags: [...keep.tags, ...drop.tags.filter((t) => !keep.tags.includes(t))],
     customFields: mergeCustomFields(drop.customFields, keep.customFields),
     lastMessageAt: [keep.lastMessageAt, drop.lastMessageAt]
       .filter((t) => t !== null).sort().at(-1) ?? null,
-    updatedAt: at,
-  });
-  await repo.setContactIdentity(trx, keep.id, {
     phoneNumber: keep.phoneNumber ?? drop.phoneNumber,
     userId: keep.userId ?? drop.userId,
     parentUserId: keep.parentUserId ?? drop.parentUserId,
     username: keep.username ?? drop.username,
     name: keep.name ?? drop.name,
-    updatedAt: at,
-  });
+  };
 }
 
 /**
- * Fills what the contact lacks from the payload; the username follows its
+ * What the contact lacks of the payload; the username follows its
  * latest value, and so does the BSUID when the payload pairs it with the
  * phone number (a changed number brings a new BSUID, reference §4.7).
  */
-async function completeIdentity(
-  trx: Executor,
-  contact: Contact,
-  input: ContactIdentity,
-  at: string,
-): Promise<void> {
-  const patch = {
+function identityPatch(contact: Contact, input: ContactIdentity) {
+  return {
     ...(!contact.phoneNumber && input.phoneNumber
       ? { phoneNumber: input.phoneNumber }
       : {}),
@@ -104,8 +122,22 @@ async function completeIdentity(
       : {}),
     ...(!contact.name && input.name ? { name: input.name } : {}),
   };
-  if (Object.keys(patch).length === 0) return;
-  await repo.setContactIdentity(trx, contact.id, { ...patch, updatedAt: at });
+}
+
+/** Writes what identityPatch() finds the contact lacks; the contact as it then is. */
+async function completeIdentity(
+  writes: Executor,
+  contact: Contact,
+  input: ContactIdentity,
+  at: string,
+): Promise<Contact> {
+  const patch = identityPatch(contact, input);
+  if (Object.keys(patch).length === 0) return contact;
+  await repo.setContactIdentity(writes, contact.id, {
+    ...patch,
+    updatedAt: at,
+  });
+  return { ...contact, ...patch };
 }
 
 /**
@@ -129,7 +161,7 @@ export async function findOrCreateContact(
       const [keep, drop] = byPhone.createdAt <= byUser.createdAt
         ? [byPhone, byUser]
         : [byUser, byPhone];
-      await joinContacts(trx, keep, drop, at);
+      await joinContacts(trx, keep, drop, { at });
       contact = (await repo.findContact(trx, input.accountId, keep.id))!;
     }
     await completeIdentity(trx, contact, input, at);
@@ -174,4 +206,75 @@ export async function createMissingContact(
     createdAt: at,
   });
   return { contact: inserted, created: true };
+}
+
+/** What planContact() found or made. */
+export interface PlannedContact {
+  contact: Contact;
+  created: boolean;
+  /** The contact joined into `contact` (its conversations become its). */
+  joined?: string;
+}
+
+/**
+ * findOrCreateContact() as a plan (src/db/planned_writes.ts): reads on
+ * `db`, records its writes on `writes` and its events on `events`, guarded
+ * so that the batch fails (and the plan runs again) when another writer
+ * changed what it read: a new contact is inserted only while no contact
+ * holds its identifiers (two instances that receive the same new customer
+ * at once make one contact: the second plans again and finds it); a found
+ * contact must still hold its identity, and be the only one holding the
+ * identifiers; a join needs both contacts and their conversations as read.
+ */
+export async function planContact(
+  db: Executor,
+  plan: { writes: PlannedWrites; events: HeldEvents; input: ContactIdentity },
+): Promise<PlannedContact> {
+  const { writes, events, input } = plan;
+  if (!input.phoneNumber && !input.userId) {
+    throw new Error("Cannot find a contact without a phone number or BSUID");
+  }
+  const at = toDbTime(input.now);
+  const { byPhone, byUser } = await lookup(db, input);
+  const found = byPhone ?? byUser;
+  if (!found) {
+    const contact = newContact({ ...input, id: newId(), createdAt: at });
+    await repo.insertContactIfNone(writes.db, contact);
+    writes.expectChanges(1);
+    await recordEvent(writes.db, {
+      accountId: input.accountId,
+      type: "contact.created",
+      data: contactView(contact),
+      createdAt: at,
+    }, events);
+    return { contact, created: true };
+  }
+  if (byPhone && byUser && byPhone.id !== byUser.id) {
+    const [keep, drop] = byPhone.createdAt <= byUser.createdAt
+      ? [byPhone, byUser]
+      : [byUser, byPhone];
+    if (writes.guarded) {
+      writes.expectRow(repo.contactUnchanged(keep));
+      writes.expectRow(repo.contactUnchanged(drop));
+      writes.expectRow(repo.onlyHolders(input, [keep.id, drop.id]));
+      writes.expectRow(
+        await contactConversationsUnchanged(db, [keep.id, drop.id]),
+      );
+    }
+    const joined = await joinContacts(db, keep, drop, {
+      at,
+      writes: writes.db,
+    });
+    return {
+      contact: await completeIdentity(writes.db, joined, input, at),
+      created: false,
+      joined: drop.id,
+    };
+  }
+  writes.expectRow(repo.identityUnchanged(found));
+  writes.expectRow(repo.onlyHolders(input, [found.id]));
+  return {
+    contact: await completeIdentity(writes.db, found, input, at),
+    created: false,
+  };
 }

@@ -1,4 +1,5 @@
 import type { Db } from "../../db/schema.ts";
+import type { GroupCommit } from "../../db/group_commit.ts";
 import type { Clock } from "../../clock.ts";
 import { AppError } from "../../errors.ts";
 import { newId } from "../../ids.ts";
@@ -6,6 +7,7 @@ import { toDbTime } from "../../db/time.ts";
 import type { PageResult } from "../pagination.ts";
 import { toE164 } from "../phones/phone.ts";
 import { recordEvent } from "../events/event_service.ts";
+import { runPlannedWithEvents } from "../events/planned_event_service.ts";
 import {
   checkCustomFields,
   checkTags,
@@ -27,6 +29,8 @@ export { findOrCreateContact } from "./contact_identity_service.ts";
 
 export interface Deps {
   db: Db;
+  /** Writes go as plans (src/db/planned_writes.ts): on libSQL, no transaction. */
+  commits: Pick<GroupCommit, "runPlanned">;
   clock: Clock;
 }
 
@@ -107,7 +111,12 @@ function alreadyExists(action: string, phone: string, id?: string): AppError {
   );
 }
 
-/** Creates a contact and records `contact.created` in the same transaction. */
+/**
+ * Creates a contact and records `contact.created` atomically (a group
+ * commit's transaction, or on libSQL its lookup, then a batch that inserts
+ * it only while no contact holds the number: one created meanwhile plans
+ * it again, and the lookup then refuses it).
+ */
 export async function createContact(
   deps: Deps,
   input: NewContact,
@@ -134,26 +143,31 @@ export async function createContact(
     lastMessageAt: null,
     createdAt: now,
   };
-  return await deps.db.transaction().execute(async (trx) => {
+  return await runPlannedWithEvents(deps.commits, async (db, planned) => {
     const existing = await repo.findContactByPhone(
-      trx,
+      db,
       input.accountId,
       phoneNumber,
     );
     if (existing) throw alreadyExists(action, phoneNumber, existing.id);
-    const inserted = await repo.insertContact(trx, contact);
-    if (!inserted) throw alreadyExists(action, phoneNumber);
-    await recordEvent(trx, {
+    await repo.insertContactIfNone(planned.writes.db, contact);
+    planned.writes.expectChanges(1);
+    await recordEvent(planned.writes.db, {
       accountId: input.accountId,
       type: "contact.created",
-      data: contactView(inserted),
+      data: contactView(contact),
       createdAt: now,
-    });
-    return inserted;
+    }, planned.events);
+    return contact;
   });
 }
 
-/** Changes only the given fields of a contact and returns it. */
+/**
+ * Changes only the given fields of a contact and returns it, atomically (a
+ * group commit's transaction, or on libSQL its reads, then a batch guarded
+ * on the contact as read and, for a new number, on no other contact
+ * holding it).
+ */
 export async function updateContact(
   deps: Deps,
   input: { accountId: string; id: string; changes: ContactChanges },
@@ -170,7 +184,7 @@ export async function updateContact(
     ? undefined
     : requireE164(changes.phoneNumber, action);
   const tags = changes.tags === undefined ? undefined : checkTags(changes.tags);
-  return await deps.db.transaction().execute(async (trx) => {
+  return await deps.commits.runPlanned(async (trx, writes) => {
     const existing = await repo.findContact(trx, input.accountId, input.id);
     if (!existing) {
       throw new AppError(
@@ -193,7 +207,16 @@ export async function updateContact(
       : checkCustomFields(
         mergeCustomFields(existing.customFields, changes.customFields),
       );
-    const done = await repo.updateContact(trx, existing.id, {
+    // What it is merged with and who holds the number: as read.
+    writes.expectRow(repo.contactUnchanged(existing));
+    if (phoneNumber !== undefined) {
+      writes.expectRow(
+        repo.onlyHolders({ accountId: input.accountId, phoneNumber }, [
+          existing.id,
+        ]),
+      );
+    }
+    await repo.updateContact(writes.db, existing.id, {
       phoneNumber,
       name: changes.name,
       email: changes.email,
@@ -202,7 +225,15 @@ export async function updateContact(
       optedIn: changes.optedIn,
       updatedAt: toDbTime(deps.clock.now()),
     });
-    if (!done) throw alreadyExists(action, phoneNumber ?? "");
-    return (await repo.findContact(trx, input.accountId, existing.id))!;
+    const updated: Contact = {
+      ...existing,
+      ...(phoneNumber !== undefined ? { phoneNumber } : {}),
+      ...(changes.name !== undefined ? { name: changes.name } : {}),
+      ...(changes.email !== undefined ? { email: changes.email } : {}),
+      ...(tags !== undefined ? { tags } : {}),
+      ...(customFields !== undefined ? { customFields } : {}),
+      ...(changes.optedIn !== undefined ? { optedIn: changes.optedIn } : {}),
+    };
+    return () => updated;
   });
 }

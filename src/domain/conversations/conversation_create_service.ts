@@ -4,13 +4,17 @@ import type { Executor } from "../../db/schema.ts";
 import { toDbTime } from "../../db/time.ts";
 import { AppError } from "../../errors.ts";
 import { newId } from "../../ids.ts";
-import { recordEvent } from "../events/event_service.ts";
+import type { PlannedWrites } from "../../db/planned_writes.ts";
+import { type HeldEvents, recordEvent } from "../events/event_service.ts";
+import type { Contact } from "../contacts/contact.ts";
 import type { Conversation } from "./conversation.ts";
 import {
   findConversation,
   findConversationForContact,
+  toConversation,
 } from "./conversation_repo.ts";
 import {
+  conversationExists,
   insertConversation,
   openConversationRow,
 } from "./conversation_write_repo.ts";
@@ -70,4 +74,53 @@ export async function createMissingConversation(
     });
   }
   return { conversation, created: inserted };
+}
+
+/**
+ * findOrCreateConversation() as a plan (src/db/planned_writes.ts): reads on
+ * `db`, records its writes on `writes` and its event on `events`. A new
+ * conversation is inserted unless (contact, channel) has one by then: the
+ * batch then fails and the plan runs again and finds it. `joined`: a
+ * contact the plan joins into `contact` (its conversation on the channel
+ * becomes the contact's).
+ */
+export async function planConversation(
+  db: Executor,
+  plan: {
+    writes: PlannedWrites;
+    events: HeldEvents;
+    input: NewConversation & { contact: Contact; joined?: string };
+  },
+): Promise<{ conversation: Conversation; created: boolean }> {
+  const { writes, events, input } = plan;
+  const { contact } = input;
+  const existing = await findConversationForContact(db, input) ??
+    (input.joined
+      ? await findConversationForContact(db, {
+        ...input,
+        contactId: input.joined,
+      })
+      : undefined);
+  if (existing) {
+    writes.expectRow(conversationExists(existing.id));
+    return { conversation: existing, created: false };
+  }
+  const at = toDbTime(input.now);
+  const row = openConversationRow({ ...input, id: newId(), at });
+  await insertConversation(writes.db, row);
+  writes.expectChanges(1);
+  const conversation = toConversation({
+    ...row,
+    contact_phone_number: contact.phoneNumber,
+    contact_user_id: contact.userId,
+    contact_username: contact.username,
+    contact_name: contact.name,
+  });
+  await recordEvent(writes.db, {
+    accountId: input.accountId,
+    type: "conversation.created",
+    data: conversation,
+    createdAt: at,
+  }, events);
+  return { conversation, created: true };
 }

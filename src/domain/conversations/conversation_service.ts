@@ -1,4 +1,5 @@
 import type { Db } from "../../db/schema.ts";
+import type { GroupCommit } from "../../db/group_commit.ts";
 import { isBsuid } from "../contacts/contact.ts";
 import type { Clock } from "../../clock.ts";
 import { AppError } from "../../errors.ts";
@@ -17,6 +18,8 @@ import {
 } from "./conversation.ts";
 import * as repo from "./conversation_repo.ts";
 import { recordEvent } from "../events/event_service.ts";
+import { runPlannedWithEvents } from "../events/planned_event_service.ts";
+import { assignmentUnchanged } from "./conversation_write_repo.ts";
 
 // The messaging engine calls these inside its own transaction.
 export { findOrCreateConversation } from "./conversation_create_service.ts";
@@ -223,10 +226,12 @@ export async function resolveConversation(
 /**
  * Changes status and/or assignee (an agent of the account, else
  * INVALID_AGENT; an `assigned` agent only to itself); returns the updated
- * conversation.
+ * conversation. Atomic without a transaction on libSQL: its reads, then a
+ * batch guarded on the status and assignee read (the event's previous
+ * values), planned again when another change got there first.
  */
 export async function updateConversation(
-  deps: Deps,
+  deps: Deps & { commits: Pick<GroupCommit, "runPlanned"> },
   input: {
     viewer: Viewer;
     id: string;
@@ -234,7 +239,7 @@ export async function updateConversation(
     assignedTo?: string | null | undefined;
   },
 ): Promise<Conversation> {
-  const before = await getConversation(deps, input);
+  await getConversation(deps, input); // visible to the viewer, else 404
   const agentId = input.assignedTo;
   const self = input.viewer.onlyAssignedTo;
   if (self !== undefined && agentId !== undefined && agentId !== self) {
@@ -256,26 +261,33 @@ export async function updateConversation(
   // Read back for everyone: an `assigned` agent that unassigned itself no
   // longer sees it, but gets its answer.
   const all = { ...input, viewer: { accountId: input.viewer.accountId } };
-  return await deps.db.transaction().execute(async (trx) => {
-    await repo.updateConversation(trx, input.id, {
+  return await runPlannedWithEvents(deps.commits, async (db, planned) => {
+    const current = await repo.findConversation(db, all.viewer, input.id);
+    if (!current) throw notFound(input.id);
+    planned.writes.expectRow(assignmentUnchanged(current));
+    await repo.updateConversation(planned.writes.db, input.id, {
       updated_at: toDbTime(at),
       ...(input.status !== undefined && { status: input.status }),
       ...(input.assignedTo !== undefined && { assigned_to: input.assignedTo }),
     });
-    const after = (await repo.findConversation(trx, all.viewer, input.id))!;
+    const after: Conversation = {
+      ...current,
+      ...(input.status !== undefined && { status: input.status }),
+      ...(input.assignedTo !== undefined && { assignedTo: input.assignedTo }),
+    };
     if (
-      after.status !== before.status || after.assignedTo !== before.assignedTo
+      after.status !== current.status || after.assignedTo !== current.assignedTo
     ) {
-      await recordEvent(trx, {
+      await recordEvent(planned.writes.db, {
         accountId: input.viewer.accountId,
         type: "conversation.updated",
         data: {
           ...after,
-          previousStatus: before.status,
-          previousAssignedTo: before.assignedTo,
+          previousStatus: current.status,
+          previousAssignedTo: current.assignedTo,
         },
         createdAt: at,
-      });
+      }, planned.events);
     }
     return after;
   });

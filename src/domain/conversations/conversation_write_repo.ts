@@ -13,6 +13,7 @@ import {
 import type { Contact } from "../contacts/contact.ts";
 import { toConversation } from "./conversation_repo.ts";
 import { executeRaw } from "../../db/raw.ts";
+import { rowsUnchanged, rowUnchanged } from "../../db/row_guard.ts";
 
 /** The row of a new open conversation without messages, created at `at`. */
 export function openConversationRow(input: {
@@ -287,12 +288,14 @@ function laterOf(column: string, value: string | null) {
  * (two identities found to be one person). Where both have a conversation
  * on the same channel the messages move into `to`'s and the two summaries
  * combine: the newest last message, the later window, the unread counts
- * added.
+ * added. With `writes` (an atomic unit's: src/db/planned_writes.ts), it
+ * reads on `db` and writes there.
  */
 export async function moveContactConversations(
   db: Executor,
-  input: { from: string; to: string },
+  input: { from: string; to: string; writes?: Executor },
 ): Promise<void> {
+  const w = input.writes ?? db;
   const mine = await db.selectFrom("conversations").selectAll()
     .where("contact_id", "=", input.from).execute();
   for (const old of mine) {
@@ -304,14 +307,14 @@ export async function moveContactConversations(
           : eb("channel_id", "=", old.channel_id)
       ).executeTakeFirst();
     if (!target) {
-      await db.updateTable("conversations").set({ contact_id: input.to })
+      await w.updateTable("conversations").set({ contact_id: input.to })
         .where("id", "=", old.id).execute();
       continue;
     }
-    await db.updateTable("messages").set({ conversation_id: target.id })
+    await w.updateTable("messages").set({ conversation_id: target.id })
       .where("conversation_id", "=", old.id).execute();
     const newer = (old.last_message_at ?? "") > (target.last_message_at ?? "");
-    await db.updateTable("conversations").set({
+    await w.updateTable("conversations").set({
       ...(newer
         ? {
           last_message_at: old.last_message_at,
@@ -329,8 +332,44 @@ export async function moveContactConversations(
       unread_count: sql`unread_count + ${old.unread_count}`,
       referral: target.referral ?? old.referral,
     }).where("id", "=", target.id).execute();
-    await db.deleteFrom("conversations").where("id", "=", old.id).execute();
+    await w.deleteFrom("conversations").where("id", "=", old.id).execute();
   }
-  await db.updateTable("messages").set({ contact_id: input.to })
+  await w.updateTable("messages").set({ contact_id: input.to })
     .where("contact_id", "=", input.from).execute();
+}
+
+/**
+ * A guard (src/db/atomic.ts expectRow) that the conversations of these
+ * contacts stay as they are now: read here, then checked in the batch.
+ */
+export async function contactConversationsUnchanged(
+  db: Executor,
+  contactIds: readonly string[],
+) {
+  const rows = await db.selectFrom("conversations").selectAll()
+    .where("contact_id", "in", [...contactIds]).execute();
+  return rowsUnchanged(
+    "conversations",
+    { column: "contact_id", values: contactIds },
+    rows,
+  );
+}
+
+/** A guard (src/db/atomic.ts expectRow) that the conversation still exists. */
+export function conversationExists(id: string) {
+  return rowUnchanged("conversations", { id }, []);
+}
+
+/**
+ * A guard that the conversation's status and assignee are still as
+ * `conversation` shows them.
+ */
+export function assignmentUnchanged(
+  conversation: { id: string; status: string; assignedTo: string | null },
+) {
+  return rowUnchanged("conversations", {
+    id: conversation.id,
+    status: conversation.status,
+    assigned_to: conversation.assignedTo,
+  });
 }

@@ -11,19 +11,23 @@ import { isBsuid } from "../contacts/contact.ts";
 import {
   findContactByPhone,
   findContactByUserId,
+  onlyHolders,
   setContactIdentity,
 } from "../contacts/contact_repo.ts";
-import { findOrCreateContact } from "../contacts/contact_identity_service.ts";
-import { findOrCreateConversation } from "../conversations/conversation_create_service.ts";
+import { planContact } from "../contacts/contact_identity_service.ts";
+import { planConversation } from "../conversations/conversation_create_service.ts";
 import {
   recordOutbound,
   updateLastMessagePreview,
 } from "../conversations/conversation_write_repo.ts";
 import { previewOf } from "../messages/outbound.ts";
 import {
+  contentUnchanged,
   findAccountMessageByWamid,
   findMessageByWamid,
   insertMessage,
+  noMessageWithWamid,
+  toMessage,
   updateMessageDetails,
 } from "../messages/message_repo.ts";
 import {
@@ -31,8 +35,8 @@ import {
   toMessageView,
   UPSTREAM_MESSAGE_DEFAULTS,
 } from "../messages/message.ts";
-import { recordMessageUpdated } from "../messages/message_service.ts";
 import { recordEvent } from "../events/event_service.ts";
+import type { Planned } from "../events/planned_event_service.ts";
 import { parseDetails } from "../messages/message_details.ts";
 import { touchContactLastMessage } from "../messages/send_repo.ts";
 import { toE164 } from "../phones/phone.ts";
@@ -72,10 +76,10 @@ async function isAuthor(
  */
 export async function applyEditOrRevoke(
   trx: Executor,
-  channel: Channel,
+  plan: Planned & { channel: Channel; at: Date },
   input: { message: MetaMessage; sender: Sender },
-  at: Date,
 ): Promise<string | null> {
+  const { channel, at, writes } = plan;
   const { message } = input;
   const raw = objectOf((message as Record<string, unknown>)[message.type]);
   const originalId = raw.original_message_id;
@@ -93,14 +97,21 @@ export async function applyEditOrRevoke(
   }
   const details = parseDetails(original.details);
   const atIso = toDbTime(at);
+  // The change is made on the original as read: another edit meanwhile
+  // plans this one again, so neither is lost.
+  writes.expectRow(contentUnchanged(original));
   if (message.type === "revoke") {
     if (details.deletedAt) return null;
     details.deletedAt = atIso;
-    await updateMessageDetails(trx, original.id, {
+    await updateMessageDetails(writes.db, original.id, {
       details: toJson(details),
       updatedAt: atIso,
     });
-    await recordMessageUpdated(trx, channel.accountId, original.id, at);
+    await recordUpdated(plan, {
+      ...original,
+      details: toJson(details),
+      updated_at: atIso,
+    });
     return null;
   }
   const edits = details.edits ?? [];
@@ -114,18 +125,36 @@ export async function applyEditOrRevoke(
     editWaMessageId: message.id,
     editedAt: atIso,
   }];
-  await updateMessageDetails(trx, original.id, {
+  await updateMessageDetails(writes.db, original.id, {
     content: toJson(content),
     details: toJson(details),
     updatedAt: atIso,
   });
-  await updateLastMessagePreview(trx, {
+  await updateLastMessagePreview(writes.db, {
     conversationId: original.conversation_id,
     messageId: original.id,
     preview: previewOf(original.type, content),
   });
-  await recordMessageUpdated(trx, channel.accountId, original.id, at);
+  await recordUpdated(plan, {
+    ...original,
+    content: toJson(content),
+    details: toJson(details),
+    updated_at: atIso,
+  });
   return null;
+}
+
+/** The message.updated event of a message as the plan's writes leave it. */
+async function recordUpdated(
+  plan: Planned & { at: Date },
+  row: Parameters<typeof toMessage>[0],
+): Promise<void> {
+  await recordEvent(plan.writes.db, {
+    accountId: row.account_id,
+    type: "message.updated",
+    data: toMessageView(toMessage(row)),
+    createdAt: plan.at,
+  }, plan.events);
 }
 
 /**
@@ -150,10 +179,10 @@ function editedContent(
  */
 export async function applySystemChange(
   trx: Executor,
-  contact: Contact,
+  plan: Planned & { contact: Contact; at: Date },
   message: MetaMessage,
-  at: Date,
 ): Promise<string | null> {
+  const { contact, at, writes } = plan;
   const system = objectOf((message as Record<string, unknown>).system);
   const updatedAt = toDbTime(at);
   if (system.type === "customer_changed_number") {
@@ -165,7 +194,10 @@ export async function applySystemChange(
     if (holder && holder.id !== contact.id) {
       return `new number "${phone}" already belongs to contact "${holder.id}"`;
     }
-    await setContactIdentity(trx, contact.id, {
+    writes.expectRow(onlyHolders({ ...contact, phoneNumber: phone }, [
+      contact.id,
+    ]));
+    await setContactIdentity(writes.db, contact.id, {
       phoneNumber: phone,
       updatedAt,
     });
@@ -179,31 +211,38 @@ export async function applySystemChange(
     if (holder && holder.id !== contact.id) {
       return `new user id "${userId}" already belongs to contact "${holder.id}"`;
     }
-    await setContactIdentity(trx, contact.id, { userId, updatedAt });
+    writes.expectRow(onlyHolders({ accountId: contact.accountId, userId }, [
+      contact.id,
+    ]));
+    await setContactIdentity(writes.db, contact.id, { userId, updatedAt });
   }
   return null;
 }
 
 /**
  * The contact of a person on a channel and their conversation, each created
- * (with its event) when missing, in the caller's transaction.
+ * (with its event) when missing, as a plan's writes.
  */
 export async function openThread(
   trx: Executor,
-  channel: Channel,
+  plan: Planned & { channel: Channel; now: Date },
   person: Sender,
-  now: Date,
 ) {
-  const { contact } = await findOrCreateContact(trx, {
-    accountId: channel.accountId,
-    ...person,
-    now,
+  const { channel, now } = plan;
+  const { contact, joined } = await planContact(trx, {
+    ...plan,
+    input: { accountId: channel.accountId, ...person, now },
   });
-  const { conversation } = await findOrCreateConversation(trx, {
-    accountId: channel.accountId,
-    contactId: contact.id,
-    channelId: channel.id,
-    now,
+  const { conversation } = await planConversation(trx, {
+    ...plan,
+    input: {
+      accountId: channel.accountId,
+      contactId: contact.id,
+      channelId: channel.id,
+      now,
+      contact,
+      ...(joined ? { joined } : {}),
+    },
   });
   return { contact, conversation };
 }
@@ -216,16 +255,16 @@ export async function openThread(
  */
 export async function applyEcho(
   trx: Executor,
-  channel: Channel,
+  plan: Planned & { channel: Channel },
   input: { echo: MetaMessage; recipient: Sender; at: Date; now: Date },
 ): Promise<void> {
   const { echo, now } = input;
+  const { channel, writes } = plan;
   if (await findMessageByWamid(trx, echo.id)) return;
   const { contact, conversation } = await openThread(
     trx,
-    channel,
+    { ...plan, now },
     input.recipient,
-    now,
   );
   const { type, content, media } = inboundContent(echo);
   const nowIso = toDbTime(now);
@@ -251,22 +290,23 @@ export async function applyEcho(
     createdAt: nowIso,
     updatedAt: nowIso,
   };
-  await insertMessage(trx, message);
-  await recordEvent(trx, {
+  writes.expectRow(noMessageWithWamid(echo.id));
+  await insertMessage(writes.db, message);
+  await recordEvent(writes.db, {
     accountId: channel.accountId,
     type: "message.created",
     data: toMessageView(message),
     createdAt: now,
-  });
+  }, plan.events);
   if (media) {
-    await queueInboundMedia(trx, channel, { messageId: id, media, now });
+    await queueInboundMedia(writes.db, channel, { messageId: id, media, now });
   }
-  await recordOutbound(trx, {
+  await recordOutbound(writes.db, {
     conversationId: conversation.id,
     messageId: id,
     preview: previewOf(type, content),
     status: "sent",
     at: input.at,
   });
-  await touchContactLastMessage(trx, contact.id, nowIso);
+  await touchContactLastMessage(writes.db, contact.id, nowIso);
 }

@@ -1,4 +1,5 @@
 import type { Db, Executor } from "../../db/schema.ts";
+import type { GroupCommit } from "../../db/group_commit.ts";
 import type { Clock } from "../../clock.ts";
 import type { Logger } from "../../log.ts";
 import { newId } from "../../ids.ts";
@@ -14,6 +15,8 @@ import {
   findMessageById,
   findMessageByWamid,
   insertMessage,
+  type MessageRow,
+  noMessageWithWamid,
   setWamidIfMissing,
 } from "../messages/message_repo.ts";
 import {
@@ -27,7 +30,11 @@ import {
   type OutboundStatus,
 } from "../messages/status.ts";
 import { touchContactLastMessage } from "../messages/send_repo.ts";
-import { recordStatusChange } from "../messages/status_service.ts";
+import {
+  planStatusChange,
+  recordStatusChange,
+  type StatusChange,
+} from "../messages/status_service.ts";
 import {
   inboundContent,
   type MetaMessage,
@@ -43,6 +50,7 @@ import {
   applySystemChange,
   openThread,
 } from "./customer_change_service.ts";
+import { runPlannedWithEvents } from "../events/planned_event_service.ts";
 import {
   type MessageDetails,
   referralOf,
@@ -50,6 +58,8 @@ import {
 
 interface ApplyDeps {
   db: Db;
+  /** Writes go as plans (src/db/planned_writes.ts): on libSQL, no transaction. */
+  commits: Pick<GroupCommit, "runPlanned">;
   clock: Clock;
   log: Logger;
 }
@@ -65,7 +75,10 @@ function upstreamTime(timestamp: string | undefined, fallback: Date): Date {
 /**
  * Stores one inbound message with its contact, conversation, media job and
  * events (contact.created, conversation.created, message.received in that
- * order) in one transaction. A message seen before changes nothing.
+ * order) atomically: in a group commit's transaction, or on libSQL its
+ * reads, then a batch, planned again when another writer got there first
+ * (the same new customer received by two instances is one contact). A
+ * message seen before changes nothing.
  */
 export async function applyInboundMessage(
   deps: ApplyDeps,
@@ -76,20 +89,22 @@ export async function applyInboundMessage(
   const now = deps.clock.now();
   const sentAt = upstreamTime(message.timestamp, now);
   if (message.type === "edit" || message.type === "revoke") {
-    return await deps.db.transaction().execute((trx) =>
-      applyEditOrRevoke(trx, channel, input, sentAt)
+    return await runPlannedWithEvents(
+      deps.commits,
+      (db, planned) =>
+        applyEditOrRevoke(db, { ...planned, channel, at: sentAt }, input),
     );
   }
   if (await findMessageByWamid(deps.db, message.id)) return null;
   const { type, content, media } = inboundContent(message);
-  return await deps.db.transaction().execute(async (trx) => {
-    // Checked again inside the transaction: two workers may race on a Meta retry.
+  return await runPlannedWithEvents(deps.commits, async (trx, planned) => {
+    // Checked again in the unit, and guarded: two workers may race on a Meta retry.
     if (await findMessageByWamid(trx, message.id)) return null;
+    const { writes } = planned;
     const { contact, conversation } = await openThread(
       trx,
-      channel,
+      { ...planned, channel, now },
       sender,
-      now,
     );
     const nowIso = toDbTime(now);
     const stored: Message = {
@@ -114,25 +129,28 @@ export async function applyInboundMessage(
       createdAt: nowIso,
       updatedAt: nowIso,
     };
-    await insertMessage(trx, stored);
+    writes.expectRow(noMessageWithWamid(message.id));
+    await insertMessage(writes.db, stored);
     const referral = stored.details.referral;
     // The conversation keeps the last ad that brought the customer, for attribution.
-    if (referral) await setReferral(trx, conversation.id, toJson(referral));
-    await recordInbound(trx, {
+    if (referral) {
+      await setReferral(writes.db, conversation.id, toJson(referral));
+    }
+    await recordInbound(writes.db, {
       conversationId: conversation.id,
       messageId: stored.id,
       preview: previewOf(type, content),
       at: sentAt,
     });
-    await touchContactLastMessage(trx, contact.id, nowIso);
+    await touchContactLastMessage(writes.db, contact.id, nowIso);
     if (media) {
-      await queueInboundMedia(trx, channel, {
+      await queueInboundMedia(writes.db, channel, {
         messageId: stored.id,
         media,
         now,
       });
     }
-    await recordEvent(trx, {
+    await recordEvent(writes.db, {
       accountId: channel.accountId,
       type: "message.received",
       data: {
@@ -146,9 +164,13 @@ export async function applyInboundMessage(
         },
       },
       createdAt: now,
-    });
+    }, planned.events);
     return type === "system"
-      ? await applySystemChange(trx, contact, message, sentAt)
+      ? await applySystemChange(
+        trx,
+        { ...planned, contact, at: sentAt },
+        message,
+      )
       : null;
   });
 }
@@ -185,8 +207,10 @@ export async function applyEchoMessage(
 ): Promise<void> {
   const now = deps.clock.now();
   const at = upstreamTime(input.echo.timestamp, now);
-  await deps.db.transaction().execute((trx) =>
-    applyEcho(trx, channel, { ...input, at, now })
+  await runPlannedWithEvents(
+    deps.commits,
+    (db, planned) =>
+      applyEcho(db, { ...planned, channel }, { ...input, at, now }),
   );
 }
 
@@ -196,17 +220,30 @@ function reportedStatus(status: string): OutboundStatus | null {
 }
 
 /**
- * Applies one status report with the rank rule. Returns false when no
- * message matches yet (our send may not have committed its upstream id).
+ * Applies one status report with the rank rule, atomically (a group
+ * commit's transaction, or on libSQL its reads, then a batch guarded on the
+ * status read). Returns false when no message matches yet (our send may not have
+ * committed its upstream id).
  */
 export async function applyStatus(
   deps: ApplyDeps,
   channel: Channel,
   status: MetaStatus,
 ): Promise<boolean> {
-  return await deps.db.transaction().execute((trx) =>
-    applyStatusIn(trx, deps, channel, status)
-  );
+  return await runPlannedWithEvents(deps.commits, async (db, planned) => {
+    const read = await readStatus(db, deps, channel, status);
+    if (read.done !== undefined) return read.done;
+    const { row, change } = read;
+    if (!change) {
+      await setWamidIfMissing(planned.writes.db, row.id, status.id);
+      return true;
+    }
+    await planStatusChange(planned, row, change);
+    if (read.refresh) {
+      await refreshTemplateOf(db, row, deps.clock.now(), planned);
+    }
+    return true;
+  });
 }
 
 /**
@@ -220,10 +257,38 @@ export async function applyStatusIn(
   status: MetaStatus,
   held?: HeldEvents,
 ): Promise<boolean> {
+  const read = await readStatus(trx, deps, channel, status);
+  if (read.done !== undefined) return read.done;
+  const { row, change } = read;
+  if (!change) {
+    await setWamidIfMissing(trx, row.id, status.id);
+    return true;
+  }
+  await recordStatusChange(trx, row, change, held);
+  if (read.refresh) await refreshTemplateOf(trx, row, deps.clock.now());
+  return true;
+}
+
+/**
+ * What a status report does, from reads only: `done` when it changes
+ * nothing (true) or matches no message yet (false); else the message, the
+ * status change (none: only its missing upstream id is kept), and whether
+ * its template is read again (Meta failed a template send on its template,
+ * edited or removed there).
+ */
+async function readStatus(
+  trx: Executor,
+  deps: Pick<ApplyDeps, "clock" | "log">,
+  channel: Channel,
+  status: MetaStatus,
+): Promise<
+  | { done: boolean }
+  | { done?: never; row: MessageRow; change?: StatusChange; refresh: boolean }
+> {
   const reported = reportedStatus(status.status);
   if (!reported) {
     deps.log.debug("Ignoring status value", { status: status.status });
-    return true;
+    return { done: true };
   }
   let row = await findMessageByWamid(trx, status.id);
   if (!row && status.biz_opaque_callback_data) {
@@ -238,20 +303,18 @@ export async function applyStatusIn(
       row = candidate;
     }
   }
-  if (!row) return false;
+  if (!row) return { done: false };
   if (row.direction !== "outbound" || row.account_id !== channel.accountId) {
-    return true;
+    return { done: true };
   }
   const decision = applyStatusReport(row.status as OutboundStatus, reported);
-  const now = toDbTime(deps.clock.now());
   if (!decision.change) {
-    if (!row.wa_message_id) await setWamidIfMissing(trx, row.id, status.id);
-    return true;
+    return row.wa_message_id ? { done: true } : { row, refresh: false };
   }
   const error = reported === "failed" ? status.errors?.[0] : undefined;
-  await recordStatusChange(trx, row, {
+  const change: StatusChange = {
     to: decision.to,
-    now,
+    now: toDbTime(deps.clock.now()),
     // Found by its upstream id, a message has it: no write to keep it.
     ...(row.wa_message_id ? {} : { waMessageId: status.id }),
     ...(reported === "failed"
@@ -261,11 +324,11 @@ export async function applyStatusIn(
           error?.title ?? "Delivery failed",
       }
       : {}),
-  }, held);
+  };
   // Meta failed a template send on its template (edited or removed there):
   // read it again (at most once per template per 5 minutes).
-  if (error && row.type === "template" && isRefreshCode(error.code)) {
-    await refreshTemplateOf(trx, row, deps.clock.now());
-  }
-  return true;
+  const refresh = Boolean(
+    error && row.type === "template" && isRefreshCode(error.code),
+  );
+  return { row, change, refresh };
 }

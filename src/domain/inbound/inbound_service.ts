@@ -92,7 +92,9 @@ export function verifyHandshake(
 
 /**
  * Stores a payload whose signature the caller verified, with its processing
- * job, in one transaction; processing happens later, from the stored
+ * job, atomically (a group commit's transaction, or on libSQL a batch);
+ * processing
+ * happens later, from the stored
  * payload. A body that is not JSON or not a Meta envelope is stored with its
  * error and no job, and logged: it is still acknowledged, since Meta would
  * retry it for days.
@@ -110,8 +112,8 @@ export async function acceptMetaWebhook(
   if (changes && await applyStatusWebhook(deps, { id, text, now, changes })) {
     return id;
   }
-  await deps.db.transaction().execute(async (trx) => {
-    await insertInboundPayload(trx, {
+  await deps.commits.runPlanned(async (_db, writes) => {
+    await insertInboundPayload(writes.db, {
       id,
       // JSON writes a NUL as an escape; a body that is not JSON may hold one.
       body: error ? replaceNul(text) : text,
@@ -119,12 +121,14 @@ export async function acceptMetaWebhook(
       processedAt: error ? toDbTime(now) : null,
       error,
     });
-    if (error) return;
-    await enqueue(
-      trx,
-      { kind: "meta.inbound", payload: { payloadId: id } },
-      now,
-    );
+    if (!error) {
+      await enqueue(
+        writes.db,
+        { kind: "meta.inbound", payload: { payloadId: id } },
+        now,
+      );
+    }
+    return () => undefined;
   });
   if (error) {
     deps.log.warn("Stored a signed webhook that cannot be processed", {
@@ -327,13 +331,14 @@ export async function processInboundPayload(
     ...(ignored.length ? [`ignored ${ignored.join("; ")}`] : []),
     ...(unmatched.length ? [unmatchedNote(unmatched.length)] : []),
   ];
-  await deps.db.transaction().execute(async (trx) => {
+  await deps.commits.runPlanned(async (_db, writes) => {
     // Only the unmatched statuses wait, each in its own job: the payload is done.
-    for (const at of unmatched) await enqueueStatusRetry(trx, at, now);
-    await markInboundPayloadProcessed(trx, payloadId, {
+    for (const at of unmatched) await enqueueStatusRetry(writes.db, at, now);
+    await markInboundPayloadProcessed(writes.db, payloadId, {
       at: toDbTime(now),
       error: problems.length ? problems.join("; ") : null,
     });
+    return () => undefined;
   });
   if (unmatched.length) deps.jobs.notify([PRIORITY.inbound]);
 }

@@ -4,6 +4,7 @@
 // the same number, or before a migration) is then dropped with a log line.
 import { parseJsonWithoutNul } from "../../text.ts";
 import type { Db, Executor } from "../../db/schema.ts";
+import type { GroupCommit } from "../../db/group_commit.ts";
 import type { Clock } from "../../clock.ts";
 import type { Logger } from "../../log.ts";
 import { RetryLater } from "../../errors.ts";
@@ -22,6 +23,7 @@ const MAX_DELAY_MS = 60_000;
 
 interface Deps {
   db: Db;
+  commits: Pick<GroupCommit, "runPlanned">;
   clock: Clock;
   log: Logger;
 }

@@ -1,9 +1,10 @@
+import { CompiledQuery } from "kysely";
 import type { Executor, MessagesTable } from "../../db/schema.ts";
 import { toJson } from "../../db/json.ts";
 import { insertRows } from "../../db/bulk.ts";
 import { insertRow, prepared } from "../../db/prepared.ts";
 import { executeCompiled } from "../../db/raw.ts";
-import { sameRow } from "../../db/row_guard.ts";
+import { rowUnchanged, sameRow } from "../../db/row_guard.ts";
 import type { RawBuilder } from "kysely";
 import type {
   Message,
@@ -312,4 +313,31 @@ export async function insertMessage(
 ): Promise<void> {
   if (message.lane === "batch") return await insertMessages(db, [message]);
   await executeCompiled(db, insertRow("messages", toMessageRow(message)));
+}
+
+/**
+ * A query that finds a row while no message has this upstream id (a guard:
+ * two workers storing one Meta retry at once store it once).
+ */
+export function noMessageWithWamid(wamid: string): CompiledQuery<unknown> {
+  return CompiledQuery.raw(
+    "select 1 where not exists (select 1 from messages where wa_message_id = ?)",
+    [wamid],
+  );
+}
+
+/**
+ * A guard (src/db/atomic.ts expectRow) that the message is still in the
+ * status `row` shows.
+ */
+export function statusUnchanged(row: MessageRow): CompiledQuery<unknown> {
+  return rowUnchanged("messages", row, ["status"]);
+}
+
+/**
+ * A guard that the message's contact, content and details are still as
+ * `row` shows them (an edit or deletion is made on what was read).
+ */
+export function contentUnchanged(row: MessageRow): CompiledQuery<unknown> {
+  return rowUnchanged("messages", row, ["contact_id", "content", "details"]);
 }

@@ -7,6 +7,7 @@
 import type { Db, Executor, MessagesTable } from "../../db/schema.ts";
 import type { Clock } from "../../clock.ts";
 import type { LookupCache } from "../../db/lookup_cache.ts";
+import type { PlannedWrites } from "../../db/planned_writes.ts";
 import { AppError, HoldJob } from "../../errors.ts";
 import { fromJson } from "../../db/json.ts";
 import { findChannelById } from "../channels/channel_repo.ts";
@@ -154,7 +155,8 @@ export async function holdForMetaPause(
 
 /**
  * Queues a refresh of the template a failed send named (in the caller's
- * transaction; at most one per template per 5 minutes).
+ * transaction, or with `writes` as a plan's writes; at most one per template
+ * per 5 minutes).
  */
 export async function refreshTemplateOf(
   trx: Executor,
@@ -163,6 +165,7 @@ export async function refreshTemplateOf(
     "type" | "channel_id" | "content" | "account_id"
   >,
   at: Date,
+  options: { writes?: PlannedWrites } = {},
 ): Promise<void> {
   if (message.type !== "template" || !message.channel_id) return;
   const channel = await findChannelById(trx, message.channel_id);
@@ -174,5 +177,6 @@ export async function refreshTemplateOf(
     name: content.name,
     language: content.language.code,
     now: at,
+    ...options,
   });
 }

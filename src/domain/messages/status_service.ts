@@ -1,8 +1,10 @@
 import type { Executor } from "../../db/schema.ts";
+import type { PlannedWrites } from "../../db/planned_writes.ts";
 import { updateLastMessageStatus } from "../conversations/conversation_service.ts";
 import { type HeldEvents, recordEvent } from "../events/event_service.ts";
 import {
   type MessageRow,
+  statusUnchanged,
   toMessage,
   transitionStatus,
 } from "./message_repo.ts";
@@ -36,8 +38,37 @@ export async function recordStatusChange(
     ...change,
   });
   if (!moved) return false;
+  await afterStatusChange(trx, row, change, held);
+  return true;
+}
+
+/**
+ * recordStatusChange() as a plan's writes (src/db/planned_writes.ts): the
+ * batch fails (and the plan runs again) unless the message is still in the
+ * status `row` shows.
+ */
+export async function planStatusChange(
+  plan: { writes: PlannedWrites; events: HeldEvents },
+  row: MessageRow,
+  change: StatusChange,
+): Promise<void> {
+  plan.writes.expectRow(statusUnchanged(row));
+  await transitionStatus(plan.writes.db, row.id, {
+    from: row.status,
+    ...change,
+  });
+  await afterStatusChange(plan.writes.db, row, change, plan.events);
+}
+
+/** The conversation's mirror and the event of a status change just written. */
+async function afterStatusChange(
+  trx: Executor,
+  row: MessageRow,
+  change: StatusChange,
+  held: HeldEvents | undefined,
+): Promise<void> {
   // The row as these writes left it, without reading it again: `row` was
-  // read in this transaction, so nothing else has changed it since.
+  // read in this transaction (or guarded), so nothing else has changed it.
   const updated: MessageRow = {
     ...row,
     status: change.to,
@@ -60,5 +91,4 @@ export async function recordStatusChange(
     createdAt: change.now,
     lane: row.lane === "batch" ? "batch" : "live",
   }, held);
-  return true;
 }

@@ -10,7 +10,12 @@ import type { Executor } from "../../db/schema.ts";
 import { addMs, toDbTime } from "../../db/time.ts";
 import { enqueue } from "../../jobs/queue.ts";
 import { findTemplateByName } from "./template_repo.ts";
-import { takeRefreshRequest } from "./template_sync_repo.ts";
+import {
+  refreshRequestedAt,
+  refreshRequestUnchanged,
+  takeRefreshRequest,
+} from "./template_sync_repo.ts";
+import type { PlannedWrites } from "../../db/planned_writes.ts";
 
 /**
  * Meta's template errors after which the template is read again: the three
@@ -35,7 +40,9 @@ export function isRefreshCode(code: number | string | null | undefined) {
 /**
  * Queues a refresh of the template a failed send used (by name, in the
  * channel's WABA), in the caller's transaction, unless one was queued in
- * the last REFRESH_WINDOW_MS; true when it queued one.
+ * the last REFRESH_WINDOW_MS; true when it queued one. With `writes` (a
+ * plan's: src/db/planned_writes.ts), it reads on `trx` and records its
+ * writes there, guarded on the last request it read.
  */
 export async function requestTemplateRefresh(
   trx: Executor,
@@ -45,6 +52,7 @@ export async function requestTemplateRefresh(
     name: string;
     language: string;
     now: Date;
+    writes?: PlannedWrites;
   },
 ): Promise<boolean> {
   const template = await findTemplateByName(trx, {
@@ -56,13 +64,19 @@ export async function requestTemplateRefresh(
   });
   if (!template) return false;
   const now = toDbTime(input.now);
-  const taken = await takeRefreshRequest(trx, {
+  const take = {
     id: template.id,
     now,
     since: toDbTime(addMs(input.now, -REFRESH_WINDOW_MS)),
-  });
-  if (!taken) return false;
-  await enqueue(trx, {
+  };
+  const { writes } = input;
+  if (writes) {
+    const at = await refreshRequestedAt(trx, template.id);
+    if (at !== null && at > take.since) return false;
+    writes.expectRow(refreshRequestUnchanged(template.id, at));
+    await takeRefreshRequest(writes.db, take);
+  } else if (!(await takeRefreshRequest(trx, take))) return false;
+  await enqueue(writes?.db ?? trx, {
     kind: "template.refresh",
     payload: {
       wabaId: template.wabaId ?? input.channel.wabaId,

@@ -1,7 +1,7 @@
 /** SQL of the template sync: a WABA's rows, the hand-made ones a sync takes over, and the writes. */
 import { type RawBuilder, sql } from "kysely";
 import type { Executor, TemplatesTable } from "../../db/schema.ts";
-import { sameCount, sameRow } from "../../db/row_guard.ts";
+import { rowUnchanged, sameCount, sameRow } from "../../db/row_guard.ts";
 
 /** Every template row of a WABA (removed ones included). */
 export async function listWabaTemplateRows(
@@ -108,6 +108,21 @@ export async function findByKey(
  * Marks a refresh requested unless one was in the last `windowMs`; true
  * when this call took it (one statement: two failing sends never both do).
  */
+/** When a refresh of the template was last requested (takeRefreshRequest). */
+export async function refreshRequestedAt(
+  db: Executor,
+  id: string,
+): Promise<string | null> {
+  const row = await db.selectFrom("templates").select("refresh_requested_at")
+    .where("id", "=", id).executeTakeFirst();
+  return row?.refresh_requested_at ?? null;
+}
+
+/** A guard that the template's last refresh request is still `at`. */
+export function refreshRequestUnchanged(id: string, at: string | null) {
+  return rowUnchanged("templates", { id, refresh_requested_at: at });
+}
+
 export async function takeRefreshRequest(
   db: Executor,
   input: { id: string; now: string; since: string },
