@@ -119,12 +119,20 @@ export class SendGovernor {
     this.#block = opts.block;
   }
 
-  /**
-   * Resolves when this channel may send one message, with the time of the
-   * slot it sends on (ms since the epoch); rejects with the signal's reason
-   * if aborted.
-   */
+  /** Resolves when this channel may send one message; rejects with the signal's reason if aborted. */
   acquire(
+    channelId: string,
+    opts: {
+      lane: SendLane;
+      ratePerSecond?: number | null;
+      signal?: AbortSignal;
+    },
+  ): Promise<void> {
+    return this.acquireSlot(channelId, opts).then(() => {});
+  }
+
+  /** As acquire(), resolving with the time of the slot granted (ms since the epoch, this process's clock). */
+  acquireSlot(
     channelId: string,
     opts: {
       lane: SendLane;

@@ -26,7 +26,7 @@ Deno.test({
         Array.from(
           { length: 10 + 15 * i },
           () =>
-            gov.acquire("+15550100001", { lane: "batch" }).then((slot) =>
+            gov.acquireSlot("+15550100001", { lane: "batch" }).then((slot) =>
               stamps.push(slot)
             ),
         )
