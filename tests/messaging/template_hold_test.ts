@@ -7,9 +7,12 @@ import assert from "node:assert/strict";
 import { ManualClock } from "../../src/clock.ts";
 import { syncWabaTemplates } from "../../src/domain/templates/template_sync_service.ts";
 import {
+  holdForMetaPause,
   TEMPLATE_HOLD_LIMIT_MS,
   TEMPLATE_RECHECK_MS,
 } from "../../src/domain/messages/queued_template_service.ts";
+import { findChannelById } from "../../src/domain/channels/channel_repo.ts";
+import { HoldJob } from "../../src/errors.ts";
 import { REFRESH_WINDOW_MS } from "../../src/domain/templates/template_refresh_service.ts";
 import { metaTest, type MetaWorld } from "../_support/meta.ts";
 
@@ -251,5 +254,30 @@ metaTest(
     await campaign(w, 2);
     await run(w);
     assert.equal(await refreshes(), 2, "after 5 minutes: one more");
+  },
+);
+
+metaTest(
+  "a send Meta refuses as paused (132015) before its webhook holds, and asks for one template refresh a window, in one write (no transaction on libSQL)",
+  async (w) => {
+    await syncWabaTemplates(w.container, w.wabaId, { mode: "live" });
+    const [id] = await campaign(w, 1);
+    const row = await w.container.db.selectFrom("messages")
+      .select(["type", "channel_id", "content", "account_id"])
+      .where("id", "=", id!).executeTakeFirstOrThrow();
+    const channel = (await findChannelById(w.container.db, row.channel_id!))!;
+    if (w.container.dbBatch) w.container.dbBatch.forbidTransactions = true;
+    const refreshJobs = async () =>
+      (await w.container.db.selectFrom("jobs").select("id")
+        .where("kind", "=", "template.refresh").execute()).length;
+    const before = await refreshJobs();
+    for (let i = 0; i < 2; i++) {
+      const held = await holdForMetaPause(w.container, row, {
+        channel,
+        heldSince: null,
+      });
+      assert.ok(held instanceof HoldJob, String(held));
+    }
+    assert.equal(await refreshJobs() - before, 1, "one refresh a window");
   },
 );

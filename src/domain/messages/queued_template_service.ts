@@ -8,6 +8,7 @@ import type { Db, Executor, MessagesTable } from "../../db/schema.ts";
 import type { Clock } from "../../clock.ts";
 import type { LookupCache } from "../../db/lookup_cache.ts";
 import type { PlannedWrites } from "../../db/planned_writes.ts";
+import type { GroupCommit } from "../../db/group_commit.ts";
 import { AppError, HoldJob } from "../../errors.ts";
 import { fromJson } from "../../db/json.ts";
 import { findChannelById } from "../channels/channel_repo.ts";
@@ -130,7 +131,7 @@ function holdOn(
  * names no template we hold.
  */
 export async function holdForMetaPause(
-  deps: QueuedTemplateDeps,
+  deps: QueuedTemplateDeps & { commits: Pick<GroupCommit, "runPlanned"> },
   row: Pick<MessagesTable, "type" | "channel_id" | "content" | "account_id">,
   input: { channel: Channel; heldSince: string | null | undefined },
 ): Promise<Error | undefined> {
@@ -146,7 +147,12 @@ export async function holdForMetaPause(
   });
   if (!template) return undefined;
   const at = deps.clock.now();
-  await deps.db.transaction().execute((trx) => refreshTemplateOf(trx, row, at));
+  // The refresh request is a planned write (one batch on libSQL, no
+  // interactive transaction): taken at most once per 5 minutes, with its job.
+  await deps.commits.runPlanned(async (db, writes) => {
+    await refreshTemplateOf(db, row, at, { writes });
+    return () => undefined;
+  });
   return holdOn(deps, template.id, {
     what: `template "${name}" (${language}) is paused (Meta: 132015)`,
     heldSince: input.heldSince,
