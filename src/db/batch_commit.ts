@@ -75,12 +75,7 @@ export class BatchCommit {
       group.map((item) => item.unit.read(this.#deps.db)),
     );
     const batch = new WriteBatch(this.#deps.db);
-    const parts: {
-      item: Queued;
-      from: number;
-      to: number;
-      finish: (a: never[]) => unknown;
-    }[] = [];
+    const parts: { item: Queued; finish: (a: never[]) => unknown }[] = [];
     const failed: { item: Queued; err: unknown }[] = [];
     group.forEach((item, i) => {
       const plan = planned[i]!;
@@ -91,7 +86,7 @@ export class BatchCommit {
       const from = batch.queries.length;
       try {
         const finish = item.unit.write(plan.value, batch);
-        parts.push({ item, from, to: batch.queries.length, finish });
+        parts.push({ item, finish });
       } catch (err) {
         batch.queries.length = from;
         failed.push({ item, err });
@@ -114,9 +109,11 @@ export class BatchCommit {
       }));
       return;
     }
-    for (const { item, from, to, finish } of parts) {
+    // A unit's finish reads its answers by the indexes batch.add() gave it:
+    // places in the whole batch, not in its own part of it.
+    for (const { item, finish } of parts) {
       try {
-        item.resolve(finish(answers.slice(from, to) as never[]));
+        item.resolve(finish(answers as never[]));
       } catch (err) {
         item.reject(err);
       }

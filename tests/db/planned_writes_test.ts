@@ -98,3 +98,33 @@ engineTest(
     assert.deepEqual(rows, []);
   },
 );
+
+engineTest(
+  "plans that commit together in one batch each get the answers of their own statements",
+  async (h) => {
+    if (h.container.dbBatch) h.container.dbBatch.forbidTransactions = true;
+    await sql`create table t (id integer primary key, n integer not null)`
+      .execute(h.container.db);
+    // Started in one turn: on libSQL they share one write batch, on SQLite
+    // one group transaction. Each returns what its own statements changed.
+    const plans = [1, 2, 3].map((id) =>
+      h.container.commits.runPlanned(async (_db, writes) => {
+        await sql`insert into t (id, n) values (${id}, ${id * 10})`
+          .execute(writes.db);
+        const update = writes.add(
+          sql`update t set n = n + 1 where id = ${id} returning id, n`.compile(
+            writes.db,
+          ),
+        );
+        return (answers) => ({ ...answers.of(update).rows[0] as object });
+      })
+    );
+    assert.deepEqual(await Promise.all(plans), [
+      { id: 1, n: 11 },
+      { id: 2, n: 21 },
+      { id: 3, n: 31 },
+    ]);
+    const batches = h.container.commits.batchStats;
+    if (batches) assert.ok(batches.batches < 3, "they shared a batch");
+  },
+);
