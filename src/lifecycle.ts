@@ -79,7 +79,7 @@ export function waitForShutdownSignal(): Promise<string> {
  * A running job's lease; the pool heartbeats it every half lease, and every
  * pool rescues expired leases every 5 s. So the jobs of an instance that
  * died (kill -9, a lost machine) run elsewhere at most 12 + 5 s after its
- * last heartbeat, under the 20 s README promises.
+ * last heartbeat, under the 20 s docs/operations.md promises.
  */
 const LEASE_MS = 12_000;
 /** The main pool's lanes: every one the webhook pool does not serve. */

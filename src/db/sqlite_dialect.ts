@@ -331,7 +331,7 @@ export function openSqliteFile(path: string): DatabaseSync {
   // pages back and fsyncing). Every 10000 pages instead of 1000 (a WAL file
   // of up to 40 MB) makes them ten times rarer and less work in all: a page
   // written many times between two checkpoints (index and job pages) is
-  // copied once. scripts/bench_wal.ts (send-shaped transactions, one
+  // copied once. A WAL profiler since removed (commit 0beb335; send-shaped transactions, one
   // process): 123 MB fewer bytes written per 20,000 transactions (of about
   // 1.2 GB: the WAL frames are the same, the checkpoints' copies fewer),
   // commit wall time 20-60 % lower; CPU and the longest stall are within the

@@ -1,7 +1,7 @@
 import type { Clock } from "../clock.ts";
 import { AppError } from "../errors.ts";
 
-/** Meta's payloads are at most 3 MB (README); no longer body is read. */
+/** Meta's payloads are at most 3 MB (docs/operations.md); no longer body is read. */
 export const MAX_WEBHOOK_BYTES = 3 * 1024 * 1024;
 
 export interface WebhookGateLimits {

@@ -23,7 +23,7 @@ export type Scope = (typeof SCOPES)[number];
  * services narrow every read and write to the agent's visibility). Never
  * webhooks, events, social, contact writes or keys. A route may refuse
  * agents although they hold its scope (the batch send, the contacts list):
- * see requireScope in src/http/auth.ts and README's table.
+ * see requireScope in src/http/auth.ts and the table in docs/panel.md.
  */
 export const AGENT_SCOPES: ReadonlySet<Scope> = new Set<Scope>([
   "account:read",

@@ -55,7 +55,7 @@ export interface StatusWebhookDeps {
  * 617 in 10 s, statements 25,250 -> 20,804; 5 ms cost 5-7 % more CPU per
  * message than 10). The price is paid by a sender that waits for each 200
  * before its next post on few connections: each post then waits out the
- * window (scripts/bench_callback_cpu.ts, 4 at a time: 1.5 -> 3.6 ms a
+ * window (a callback profiler since removed, commit 94e249c; 4 at a time: 1.5 -> 3.6 ms a
  * callback), where Meta posts its callbacks as they happen.
  */
 const STATUS_GATHER = { gatherMs: 10 } as const;
