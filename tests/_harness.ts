@@ -75,6 +75,12 @@ export interface HarnessOptions {
   beforeMigrate?: (db: Container["db"]) => Promise<void>;
   /** As `dev` (the default: /metrics open to loopback) or `serve` runs the app. */
   mode?: "serve" | "dev";
+  /**
+   * libSQL: let the test open interactive transactions (forbidden otherwise:
+   * no program path may), for tests of functions that take an executor and
+   * run them in a transaction of the test's own.
+   */
+  allowTransactions?: boolean;
 }
 
 let tenantCounter = 0;
@@ -108,6 +114,13 @@ export async function createHarness(
   });
   await options.beforeMigrate?.(container.db);
   await migrateToLatest(container.db, { libsql: container.dbBatch });
+  // No request or worker path opens an interactive transaction on libSQL
+  // (issue 30: one stalls every writer for 5 s when its process dies):
+  // every libSQL test proves it, but those of the executor-taking functions
+  // themselves, run in a transaction of their own as SQLite's paths run them.
+  if (container.dbBatch && !options.allowTransactions) {
+    container.dbBatch.forbidTransactions = true;
+  }
   const app = createApp(container, {
     ...options.extensions?.(container),
     mode: options.mode ?? "dev",

@@ -2,8 +2,9 @@ import type { Harness } from "../_harness.ts";
 
 /**
  * Holds the group-commit writer until `open()`, so requests queue behind one
- * transaction; on libSQL the writer of atomic units' batches too (a unit
- * whose read waits: the units that come meanwhile go in the next batch).
+ * transaction; on libSQL the writer of atomic units' batches instead (a
+ * unit whose read waits: the units that come meanwhile go in the next
+ * batch), which is what every program path there writes through.
  */
 export async function holdWriter(h: Harness) {
   let open!: () => void;
@@ -19,10 +20,12 @@ export async function holdWriter(h: Harness) {
       },
     };
   };
-  const writer = hold();
-  const blockers = [h.container.commits.run(writer.wait)];
-  await writer.started;
-  if (h.container.commits.batchStats) {
+  const blockers: Promise<unknown>[] = [];
+  if (!h.container.commits.batchStats) {
+    const writer = hold();
+    blockers.push(h.container.commits.run(writer.wait));
+    await writer.started;
+  } else {
     const batches = hold();
     blockers.push(h.container.commits.runAtomic({
       read: batches.wait,

@@ -45,6 +45,7 @@ engineTest(
       "hook-test:3",
     ]);
   },
+  { allowTransactions: true },
 );
 
 engineTest(
@@ -87,4 +88,5 @@ engineTest(
     );
     assert.ok(deliveries.every((d) => d.status === "pending"));
   },
+  { allowTransactions: true },
 );

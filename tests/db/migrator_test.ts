@@ -166,6 +166,7 @@ engineTest(
       [{ channel_id: h.tenant.channel.id, queued: 3 }],
     );
   },
+  { allowTransactions: true },
 );
 
 /** The schema before 0018 and 0019 (their tables, columns and indexes gone). */

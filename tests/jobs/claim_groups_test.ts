@@ -243,6 +243,7 @@ engineTest(
       .execute();
     assert.deepEqual(keys.map((k) => k.key), [ok]);
   },
+  { allowTransactions: true },
 );
 
 engineTest(
@@ -271,6 +272,7 @@ engineTest(
     assert.equal(calls.length, 2, "one multi-row insert, one call");
     assert.deepEqual(calls[1], new Set([PRIORITY.webhook, PRIORITY.batch]));
   },
+  { allowTransactions: true },
 );
 
 engineTest(

@@ -22,6 +22,8 @@ function pool(h: Harness, handlers: Record<string, JobHandler>): WorkerPool {
     log: createLogger("silent"),
     handlers,
     concurrency: 4,
+    // As lifecycle.ts: outcomes of several kinds settle in one batch there.
+    plans: h.container.engine === "libsql" ? h.container.commits : undefined,
   });
 }
 

@@ -102,6 +102,7 @@ engineTest(
       .execute();
     await assertMatches(h, a, 15);
   },
+  { allowTransactions: true },
 );
 
 engineTest(
@@ -119,6 +120,7 @@ engineTest(
     );
     await assertMatches(h, a, 10);
   },
+  { allowTransactions: true },
 );
 
 engineTest(
@@ -144,4 +146,5 @@ engineTest(
     assert.equal(res.status, 201, JSON.stringify(res.body));
     await assertMatches(h, a, 3);
   },
+  { allowTransactions: true },
 );

@@ -65,6 +65,7 @@ engineTest(
       .select((eb) => eb.fn.countAll<number>().as("n")).executeTakeFirst();
     assert.equal(Number(created?.n), 1 + 1 + 10 + 50 + 100);
   },
+  { allowTransactions: true },
 );
 
 engineTest(
@@ -85,6 +86,7 @@ engineTest(
     // (migration 0014).
     assert.ok(again10 <= 9, `a batch of ten took ${again10} statements`);
   },
+  { allowTransactions: true },
 );
 
 engineTest(
@@ -131,4 +133,5 @@ engineTest(
       ),
     );
   },
+  { allowTransactions: true },
 );

@@ -223,7 +223,8 @@ for (const engine of ENGINES) {
         }),
       );
     },
-    { engine },
+    // Its events are recorded in a transaction of the test's own.
+    { engine, allowTransactions: true },
   );
 }
 

@@ -63,4 +63,5 @@ engineTest(
       .select("key").where("account_id", "=", accountId).execute();
     assert.deepEqual(keys.map((r) => r.key).sort(), ["a", "b", "c", "d", "e"]);
   },
+  { allowTransactions: true },
 );

@@ -187,6 +187,7 @@ engineTest(
       createdAt: now.toISOString(),
     });
   },
+  { allowTransactions: true },
 );
 
 engineTest(
@@ -214,4 +215,5 @@ engineTest(
       0,
     );
   },
+  { allowTransactions: true },
 );

@@ -72,6 +72,7 @@ engineTest(
     assert.equal(rows[0]!.created_at, "2026-11-20T12:30:00.000Z");
     assert.deepEqual(JSON.parse(rows[0]!.data), first.conversation);
   },
+  { allowTransactions: true },
 );
 
 engineTest(
@@ -121,6 +122,7 @@ engineTest(
     assert.equal(Number(count.n), 0);
     assert.equal((await events(h)).length, 0);
   },
+  { allowTransactions: true },
 );
 
 engineTest(
