@@ -17,6 +17,7 @@ import {
   newContact,
 } from "./contact.ts";
 import * as repo from "./contact_repo.ts";
+import * as guards from "./contact_guard_repo.ts";
 
 /** An identity (see Identity) as of `now`. */
 export interface ContactIdentity extends Identity {
@@ -239,7 +240,7 @@ export async function planContact(
   const found = byPhone ?? byUser;
   if (!found) {
     const contact = newContact({ ...input, id: newId(), createdAt: at });
-    await repo.insertContactIfNone(writes.db, contact);
+    await guards.insertContactIfNone(writes.db, contact);
     writes.expectChanges(1);
     await recordEvent(writes.db, {
       accountId: input.accountId,
@@ -254,9 +255,9 @@ export async function planContact(
       ? [byPhone, byUser]
       : [byUser, byPhone];
     if (writes.guarded) {
-      writes.expectRow(repo.contactUnchanged(keep));
-      writes.expectRow(repo.contactUnchanged(drop));
-      writes.expectRow(repo.onlyHolders(input, [keep.id, drop.id]));
+      writes.expectRow(guards.contactUnchanged(keep));
+      writes.expectRow(guards.contactUnchanged(drop));
+      writes.expectRow(guards.onlyHolders(input, [keep.id, drop.id]));
       writes.expectRow(
         await contactConversationsUnchanged(db, [keep.id, drop.id]),
       );
@@ -271,8 +272,8 @@ export async function planContact(
       joined: drop.id,
     };
   }
-  writes.expectRow(repo.identityUnchanged(found));
-  writes.expectRow(repo.onlyHolders(input, [found.id]));
+  writes.expectRow(guards.identityUnchanged(found));
+  writes.expectRow(guards.onlyHolders(input, [found.id]));
   return {
     contact: await completeIdentity(writes.db, found, input, at),
     created: false,

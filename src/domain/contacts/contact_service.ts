@@ -17,6 +17,7 @@ import {
   mergeCustomFields,
 } from "./contact.ts";
 import * as repo from "./contact_repo.ts";
+import * as guards from "./contact_guard_repo.ts";
 import type { Viewer } from "../conversations/conversation.ts";
 import { contactHasVisibleConversation } from "../conversations/conversation_repo.ts";
 
@@ -150,7 +151,7 @@ export async function createContact(
       phoneNumber,
     );
     if (existing) throw alreadyExists(action, phoneNumber, existing.id);
-    await repo.insertContactIfNone(planned.writes.db, contact);
+    await guards.insertContactIfNone(planned.writes.db, contact);
     planned.writes.expectChanges(1);
     await recordEvent(planned.writes.db, {
       accountId: input.accountId,
@@ -208,10 +209,10 @@ export async function updateContact(
         mergeCustomFields(existing.customFields, changes.customFields),
       );
     // What it is merged with and who holds the number: as read.
-    writes.expectRow(repo.contactUnchanged(existing));
+    writes.expectRow(guards.contactUnchanged(existing));
     if (phoneNumber !== undefined) {
       writes.expectRow(
-        repo.onlyHolders({ accountId: input.accountId, phoneNumber }, [
+        guards.onlyHolders({ accountId: input.accountId, phoneNumber }, [
           existing.id,
         ]),
       );

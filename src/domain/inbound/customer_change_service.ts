@@ -11,9 +11,9 @@ import { isBsuid } from "../contacts/contact.ts";
 import {
   findContactByPhone,
   findContactByUserId,
-  onlyHolders,
   setContactIdentity,
 } from "../contacts/contact_repo.ts";
+import { onlyHolders } from "../contacts/contact_guard_repo.ts";
 import { planContact } from "../contacts/contact_identity_service.ts";
 import { planConversation } from "../conversations/conversation_create_service.ts";
 import {

@@ -9,19 +9,14 @@ import { toDbTime } from "../../db/time.ts";
 import { newId } from "../../ids.ts";
 import { samePhoneVariants } from "../phones/phone.ts";
 import { type Contact, contactView, newContact } from "../contacts/contact.ts";
-import {
-  findContactsBy,
-  insertContacts,
-  noContactsOf,
-} from "../contacts/contact_repo.ts";
+import { findContactsBy, insertContacts } from "../contacts/contact_repo.ts";
+import { noContactsOf } from "../contacts/contact_guard_repo.ts";
 import {
   type Conversation,
   truncatePreview,
 } from "../conversations/conversation.ts";
-import {
-  findConversationsOfContacts,
-  noConversationsOn,
-} from "../conversations/conversation_repo.ts";
+import { findConversationsOfContacts } from "../conversations/conversation_repo.ts";
+import { noConversationsOn } from "../conversations/conversation_guard_repo.ts";
 import {
   insertConversations,
   openConversation,

@@ -11,11 +11,11 @@ import type { PlannedWrites } from "../../db/planned_writes.ts";
 import { writerOf } from "../plan_writer.ts";
 import { newId } from "../../ids.ts";
 import { findContactOnChannel } from "../contacts/contact_service.ts";
+import { insertContact } from "../contacts/contact_repo.ts";
 import {
   contactStillExists,
-  insertContact,
   noContactsOf,
-} from "../contacts/contact_repo.ts";
+} from "../contacts/contact_guard_repo.ts";
 import {
   type Contact,
   contactView,
@@ -23,7 +23,7 @@ import {
   newContact,
 } from "../contacts/contact.ts";
 import type { Conversation } from "../conversations/conversation.ts";
-import { conversationStillOf } from "../conversations/conversation_repo.ts";
+import { conversationStillOf } from "../conversations/conversation_guard_repo.ts";
 import {
   insertConversation,
   openConversation,

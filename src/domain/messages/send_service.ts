@@ -40,7 +40,7 @@ import {
   outboundMessage,
   sendJobs,
 } from "./send_rows.ts";
-import { noneOptedOut } from "../contacts/contact_repo.ts";
+import { noneOptedOut } from "../contacts/contact_guard_repo.ts";
 import { HIGH_THROUGHPUT_RATE } from "../../upstream/send_governor.ts";
 import { BatchPacer } from "./batch_pacer_service.ts";
 import {
