@@ -130,6 +130,70 @@ browserTest("the inbox works end to end in Chromium", async (t) => {
     );
 
     await t.step(
+      "a send the network lost survives a reload and goes out once, with its key",
+      async () => {
+        const conversation = page.url().split("/").pop()!;
+        const posts: { key: string; reached: boolean }[] = [];
+        const sentWith = async (text: string) =>
+          (await server.h.request(
+            "GET",
+            `/api/v1/conversations/${conversation}/messages?limit=100`,
+          )).body.data.filter((m: { content: { text?: string } }) =>
+            m.content.text === text
+          );
+        // First: the post never reaches the server. Then: it reaches it,
+        // and the answer is lost on the way back.
+        for (const reached of [false, true]) {
+          const text = reached ? "Respuesta perdida" : "Sin red";
+          await page.route("**/api/v2/messages", async (route) => {
+            posts.push({
+              key: route.request().headers()["idempotency-key"] ?? "",
+              reached,
+            });
+            if (reached) await route.fetch();
+            await route.abort("failed");
+          });
+          await page.getByRole("textbox", { name: "Message" }).fill(text);
+          await page.getByRole("button", { name: "Send" }).click();
+          const bubble = bubbles(page, text);
+          if (!reached) {
+            await bubble.getByRole("img", {
+              name: "Not sent yet: will retry",
+            }).waitFor();
+            assert.deepEqual(await sentWith(text), []);
+          } else {
+            await waitFor(async () => (await sentWith(text)).length === 1, {
+              what: "the send stored although its answer was lost",
+            });
+          }
+          await page.unroute("**/api/v2/messages");
+          await page.waitForTimeout(200); // the outbox's IndexedDB write
+          await page.reload();
+          const after = bubbles(page, text);
+          await after.getByRole("img", { name: "Read" }).waitFor({
+            timeout: 10_000,
+          });
+          assert.equal(await after.count(), 1, `"${text}" shows once`);
+          const stored = await sentWith(text);
+          assert.equal(stored.length, 1, `"${text}" sent once`);
+          assert.equal(stored[0].clientRef, posts.at(-1)!.key);
+        }
+        // Every post of one send carried its key (the retry after the
+        // reload went through the server, not the routes above).
+        assert.equal(posts.length, 2);
+        assert.notEqual(posts[0]!.key, posts[1]!.key);
+        // The retried posts leave nothing behind to post a third time.
+        await page.reload();
+        await bubbles(page, "Sin red").waitFor();
+        assert.equal(await bubbles(page, "Sin red").count(), 1);
+        // The aborted posts are the only failures Chromium may report.
+        for (let i = problems.length - 1; i >= 0; i--) {
+          if (/net::ERR_FAILED/.test(problems[i]!)) problems.splice(i, 1);
+        }
+      },
+    );
+
+    await t.step(
       "media shows its states: downloading, then a same-origin preview",
       async () => {
         await server.inbound({

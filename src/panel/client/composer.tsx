@@ -5,7 +5,8 @@
 import { useEffect, useRef, useState } from "preact/hooks";
 import { draftKey, loadDraft, saveDraft } from "./drafts.ts";
 import { t } from "./i18n.ts";
-import { changed, sendMessage, store } from "./store.ts";
+import { sendMessage } from "./outbox.ts";
+import { changed, store } from "./store.ts";
 import { TemplatePicker } from "./template_picker.tsx";
 import { useWindow } from "./thread.tsx";
 import type { Conversation } from "./types.ts";

@@ -44,6 +44,7 @@ const en = {
   failed: "Failed",
   sending: "Sending…",
   retrying: "Not sent yet: will retry",
+  unconfirmed: "Not confirmed within a day: check before sending it again",
   windowOpen: "Window open: closes in {time}",
   windowClosing: "Window closes in {time}",
   windowClosed:
@@ -148,6 +149,7 @@ const es: Catalog = {
   failed: "Falló",
   sending: "Enviando…",
   retrying: "Todavía no se envió: se reintentará",
+  unconfirmed: "Sin confirmar en un día: revisalo antes de enviarlo otra vez",
   windowOpen: "Ventana abierta: cierra en {time}",
   windowClosing: "La ventana cierra en {time}",
   windowClosed:

@@ -5,12 +5,12 @@ import { render } from "preact";
 import { App } from "./app.tsx";
 import { lang } from "./i18n.ts";
 import { startLive } from "./live.ts";
+import { restoreOutbox, retryOutbox } from "./outbox.ts";
 import { startRouter } from "./router.ts";
 import {
   applyEvent,
   changed,
   loadAgents,
-  retryOutbox,
   setServerTime,
   store,
 } from "./store.ts";
@@ -45,3 +45,5 @@ store.listHasMore = boot.list.hasMore;
 render(<App />, document.getElementById("app")!);
 requestAnimationFrame(() => performance.mark("list-rendered"));
 loadAgents().catch(() => {});
+// Sends a reload or a crash left unanswered: posted again with their keys.
+restoreOutbox().then(retryOutbox, () => {});

@@ -2,7 +2,7 @@
 // stream changes, and the sends on their way. Components read it and
 // re-render on change (useStore).
 import { useEffect, useState } from "preact/hooks";
-import { api, ApiError, NetworkError, type Page } from "./api.ts";
+import { api, ApiError, type Page } from "./api.ts";
 import type {
   Agent,
   Boot,
@@ -360,96 +360,6 @@ export async function loadTemplates(): Promise<void> {
   );
   store.templates = data;
   changed();
-}
-
-/** A send on its way: retried with the same Idempotency-Key until answered. */
-interface Outgoing {
-  key: string;
-  conversationId: string;
-  body: Record<string, unknown>;
-}
-
-const outbox: Outgoing[] = [];
-
-/**
- * Sends a message of the conversation: shown at once as "sending", posted
- * with an Idempotency-Key (and the same key as clientRef, so the live
- * stream's copy replaces it); a network failure keeps it for a retry with
- * the same key, so it can never go out twice.
- */
-export async function sendMessage(
-  c: Conversation,
-  body: Record<string, unknown>,
-): Promise<void> {
-  const key = crypto.randomUUID();
-  const full = {
-    phoneNumberId: c.phoneNumberId,
-    to: c.contact.phoneNumber ?? c.contact.userId ?? "",
-    clientRef: key,
-    ...body,
-  };
-  const local: Message = {
-    id: `local:${key}`,
-    conversationId: c.id,
-    direction: "outbound",
-    type: String(body.type),
-    content: (body[String(body.type)] ?? {}) as Record<string, unknown>,
-    status: "queued",
-    waMessageId: null,
-    errorCode: null,
-    errorMessage: null,
-    mediaId: null,
-    context: null,
-    createdAt: new Date(now()).toISOString(),
-    pending: "sending",
-  };
-  if (local.type === "text") {
-    local.content = { text: (body.text as { body: string }).body };
-  }
-  thread(c.id).messages.push(local);
-  changed();
-  const item = { key, conversationId: c.id, body: full };
-  outbox.push(item);
-  await post(item);
-}
-
-async function post(item: Outgoing): Promise<void> {
-  const t = thread(item.conversationId);
-  try {
-    const { data } = await api<{ data: { id: string } }>(
-      "POST",
-      "/api/v2/messages",
-      { body: item.body, headers: { "Idempotency-Key": item.key } },
-    );
-    outbox.splice(outbox.indexOf(item), 1);
-    const at = t.messages.findIndex((m) => m.id === `local:${item.key}`);
-    if (at >= 0) {
-      if (t.messages.some((m) => m.id === data.id)) t.messages.splice(at, 1);
-      else {t.messages[at] = {
-          ...t.messages[at]!,
-          id: data.id,
-          pending: undefined,
-        };}
-    }
-  } catch (err) {
-    const local = t.messages.find((m) => m.id === `local:${item.key}`);
-    if (err instanceof NetworkError) {
-      if (local) local.pending = "retrying";
-    } else {
-      outbox.splice(outbox.indexOf(item), 1);
-      if (local) {
-        local.pending = undefined;
-        local.status = "failed";
-        local.errorMessage = (err as Error).message;
-      }
-    }
-  }
-  changed();
-}
-
-/** Posts again every send a network failure held back (after a reconnect). */
-export function retryOutbox(): void {
-  for (const item of [...outbox]) void post(item);
 }
 
 export function reportError(err: unknown): void {

@@ -3,11 +3,11 @@
 // it will read, and send it once every value is valid.
 import { useEffect, useRef, useState } from "preact/hooks";
 import { t } from "./i18n.ts";
+import { sendMessage } from "./outbox.ts";
 import {
   changed,
   loadTemplates,
   reportError,
-  sendMessage,
   store,
   useStore,
 } from "./store.ts";
