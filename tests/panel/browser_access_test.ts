@@ -210,6 +210,11 @@ browserTest(
               await page.goto(`${server.baseUrl}/panel/c/${idOf(CARLA)}`);
               await page.getByRole("textbox", { name: "Message" }).waitFor();
             }],
+            ["reaction menu", async () => {
+              await page.getByRole("button", { name: "React" }).first().click();
+              await page.getByRole("button", { name: "React with 👍" }).first()
+                .waitFor();
+            }],
             ["template dialog", async () => {
               await page.getByRole("button", { name: "Template" }).click();
               await page.getByRole("radio", { name: /order_update/ }).check();

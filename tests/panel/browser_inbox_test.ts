@@ -194,6 +194,94 @@ browserTest("the inbox works end to end in Chromium", async (t) => {
     );
 
     await t.step(
+      "quoted replies and reactions show both ways; the agent reacts and takes it back",
+      async () => {
+        const conversation = page.url().split("/").pop()!;
+        const messages = async () =>
+          (await server.h.request(
+            "GET",
+            `/api/v1/conversations/${conversation}/messages?limit=100`,
+          )).body.data as {
+            id: string;
+            type: string;
+            direction: string;
+            waMessageId: string | null;
+            origin?: string;
+            content: Record<string, unknown>;
+          }[];
+        const ours = (await messages()).find((m) =>
+          m.content.text === "Sí, tenemos en *M*"
+        )!;
+        const theirs = (await messages()).find((m) =>
+          m.content.text === "¿Y en talle M?"
+        )!;
+        // The customer quotes our reply: the quote reads as text, no markers.
+        await server.inbound({
+          from: ANA,
+          name: "Ana Gómez",
+          type: "text",
+          text: { body: "¿Y en L también?" },
+          context: {
+            from: server.h.tenant.channel.phoneNumber.replace("+", ""),
+            id: ours.waMessageId,
+          },
+        });
+        const quoting = bubbles(page, "¿Y en L también?");
+        await quoting.waitFor();
+        assert.equal(
+          (await quoting.locator("blockquote").textContent())?.trim(),
+          "Reply to:Sí, tenemos en M",
+        );
+        // The customer reacts to our reply; it shows on the reply.
+        await server.inbound({
+          from: ANA,
+          name: "Ana Gómez",
+          type: "reaction",
+          reaction: { message_id: ours.waMessageId, emoji: "👍" },
+        });
+        const reply = page.locator(`[data-message="${ours.id}"]`);
+        await reply.getByTitle("The customer's reaction").getByText("👍")
+          .waitFor();
+        // Our messages offer no "React"; the customer's do.
+        assert.equal(
+          await reply.getByRole("button", { name: "React" }).count(),
+          0,
+        );
+        const customer = page.locator(`[data-message="${theirs.id}"]`);
+        await customer.getByRole("button", { name: "React" }).click();
+        await customer.getByRole("button", { name: "React with ❤️" }).click();
+        const mine = customer.getByTitle("Your reaction");
+        await mine.getByText("❤️").waitFor();
+        await waitFor(
+          async () =>
+            (await messages()).some((m) =>
+              m.type === "reaction" && m.direction === "outbound" &&
+              m.content.message_id === theirs.waMessageId &&
+              m.content.emoji === "❤️" && m.origin === "panel"
+            ),
+          { what: "the reaction stored as the agent's" },
+        );
+        // Chosen again, it is taken back (an empty emoji, as Meta's).
+        await customer.getByRole("button", { name: "React" }).click();
+        const pressed = customer.getByRole("button", { name: "React with ❤️" });
+        assert.equal(await pressed.getAttribute("aria-pressed"), "true");
+        await pressed.click();
+        await mine.waitFor({ state: "detached" });
+        await waitFor(
+          async () =>
+            (await messages()).some((m) =>
+              m.type === "reaction" && m.direction === "outbound" &&
+              m.content.message_id === theirs.waMessageId &&
+              m.content.emoji === ""
+            ),
+          { what: "the reaction taken back" },
+        );
+        // Reactions are not bubbles of their own.
+        assert.equal(await bubbles(page, "❤️").count(), 0);
+      },
+    );
+
+    await t.step(
       "media shows its states: downloading, then a same-origin preview",
       async () => {
         await server.inbound({

@@ -2,9 +2,9 @@
 // and links, rendered as DOM nodes: text is only ever text, never HTML, and
 // a link is made only for http(s), opening without referrer or opener.
 import type { ComponentChildren } from "preact";
+import { blocksOf, INLINE, markOf } from "./marks.ts";
 
 const LINK = /\bhttps?:\/\/[^\s<>"'`]+[^\s<>"'`.,;:!?)\]]/gi;
-const INLINE = /(\*[^*\n]+\*|_[^_\n]+_|~[^~\n]+~|`[^`\n]+`)/;
 
 function links(text: string): ComponentChildren[] {
   const out: ComponentChildren[] = [];
@@ -37,28 +37,22 @@ function inline(text: string): ComponentChildren[] {
   for (const part of text.split(INLINE)) {
     if (!part) continue;
     const inner = part.slice(1, -1);
-    if (part.length > 2 && part.startsWith("*") && part.endsWith("*")) {
-      out.push(<strong>{inline(inner)}</strong>);
-    } else if (part.length > 2 && part.startsWith("_") && part.endsWith("_")) {
-      out.push(<em>{inline(inner)}</em>);
-    } else if (part.length > 2 && part.startsWith("~") && part.endsWith("~")) {
-      out.push(<s>{inline(inner)}</s>);
-    } else if (part.length > 2 && part.startsWith("`") && part.endsWith("`")) {
-      out.push(<code>{inner}</code>);
-    } else out.push(...links(part));
+    const mark = markOf(part);
+    if (mark === "*") out.push(<strong>{inline(inner)}</strong>);
+    else if (mark === "_") out.push(<em>{inline(inner)}</em>);
+    else if (mark === "~") out.push(<s>{inline(inner)}</s>);
+    else if (mark === "`") out.push(<code>{inner}</code>);
+    else out.push(...links(part));
   }
   return out;
 }
 
 /** The nodes of a WhatsApp text. */
 export function Formatted({ text }: { text: string }) {
-  const blocks = text.split("```");
   return (
     <>
-      {blocks.map((block, i) =>
-        i % 2 === 1 && i < blocks.length - 1
-          ? <pre key={i}>{block}</pre>
-          : inline(i % 2 === 1 ? "```" + block : block)
+      {blocksOf(text).map((block, i) =>
+        i % 2 === 1 ? <pre key={i}>{block}</pre> : inline(block)
       )}
     </>
   );

@@ -4,6 +4,7 @@ import { useRef } from "preact/hooks";
 import { type Filter, loadList, now, store, useStore } from "./store.ts";
 import { shortTime, t } from "./i18n.ts";
 import { Ticks } from "./ticks.tsx";
+import { plainText } from "./marks.ts";
 import { navigate } from "./router.ts";
 import type { Conversation } from "./types.ts";
 
@@ -145,7 +146,9 @@ function Row({ c, current }: { c: Conversation; current: boolean }) {
           {c.lastMessageDirection === "outbound" && c.lastMessageStatus && (
             <Ticks status={c.lastMessageStatus} />
           )}
-          <span class="row-preview">{c.lastMessagePreview ?? ""}</span>
+          <span class="row-preview">
+            {plainText(c.lastMessagePreview ?? "")}
+          </span>
           {closing && (
             <span class="badge warn" title={t("closingSoon")}>⏳</span>
           )}

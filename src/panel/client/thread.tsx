@@ -2,7 +2,7 @@
 // window counted down live, the messages oldest first (ticks, media,
 // quoted replies, reactions, edits and deletions), the composer and the
 // contact panel.
-import { useEffect, useRef } from "preact/hooks";
+import { useEffect, useRef, useState } from "preact/hooks";
 import { api } from "./api.ts";
 import {
   changed,
@@ -17,10 +17,12 @@ import {
 import { clockTime, duration, fullTime, t } from "./i18n.ts";
 import { Ticks } from "./ticks.tsx";
 import { Formatted } from "./format.tsx";
+import { plainText } from "./marks.ts";
 import { Composer } from "./composer.tsx";
 import { ContactPanel } from "./contact.tsx";
 import { contactName } from "./list.tsx";
 import { navigate } from "./router.ts";
+import { sendMessage } from "./outbox.ts";
 import type { Conversation, Message } from "./types.ts";
 
 /**
@@ -97,7 +99,7 @@ export function ConversationView({ id }: { id: string }) {
       <WindowBanner c={c} />
       <div class="thread-body">
         <Messages
-          id={id}
+          c={c}
           messages={th?.messages ?? []}
           hasMore={th?.hasMore ?? false}
         />
@@ -197,12 +199,20 @@ function WindowBanner({ c }: { c: Conversation }) {
 }
 
 function Messages(
-  { id, messages, hasMore }: {
-    id: string;
+  { c, messages, hasMore }: {
+    c: Conversation;
     messages: Message[];
     hasMore: boolean;
   },
 ) {
+  const id = c.id;
+  // Reacting needs the window open, as a text does.
+  const canReact = useWindow(c).open;
+  const react = (waMessageId: string, emoji: string) =>
+    sendMessage(c, {
+      type: "reaction",
+      reaction: { message_id: waMessageId, emoji },
+    }).catch(reportError);
   const log = useRef<HTMLDivElement>(null);
   const last = messages.at(-1)?.id;
   useEffect(() => {
@@ -250,6 +260,10 @@ function Messages(
               byWamid.get(m.context.waMessageId)
             : undefined}
           reactions={m.waMessageId ? reactions.get(m.waMessageId) : undefined}
+          onReact={canReact && m.direction === "inbound" && m.waMessageId &&
+              !m.deletedAt
+            ? (emoji) => react(m.waMessageId!, emoji)
+            : undefined}
         />
       ))}
     </div>
@@ -259,9 +273,9 @@ function Messages(
 /** A short text for a message (quotes, previews). */
 export function summaryOf(m: Message): string {
   const content = m.content;
-  if (typeof content.text === "string") return content.text;
+  if (typeof content.text === "string") return plainText(content.text);
   if (typeof content.caption === "string" && content.caption) {
-    return content.caption;
+    return plainText(content.caption);
   }
   if (m.type === "template") {
     return t("templateMessage", { name: String(content.name ?? "") });
@@ -271,10 +285,12 @@ export function summaryOf(m: Message): string {
 }
 
 function Bubble(
-  { m, quoted, reactions }: {
+  { m, quoted, reactions, onReact }: {
     m: Message;
     quoted: Message | undefined | false | null;
     reactions: Map<string, string> | undefined;
+    /** Set when the agent may react to this message. */
+    onReact?: (emoji: string) => void;
   },
 ) {
   const out = m.direction === "outbound";
@@ -318,13 +334,77 @@ function Bubble(
         )}
       </footer>
       {reactions && reactions.size > 0 && (
-        <p class="reactions" aria-label={t("reactions")}>
+        <p class="reactions">
+          <span class="visually-hidden">{t("reactions")}:</span>
           {[...reactions.entries()].map(([who, e]) => (
-            <span key={who}>{e}</span>
+            <span
+              key={who}
+              title={t(who === "outbound" ? "yourReaction" : "theirReaction")}
+            >
+              {e}
+            </span>
           ))}
         </p>
       )}
+      {onReact && (
+        <ReactControl mine={reactions?.get("outbound")} onReact={onReact} />
+      )}
     </article>
+  );
+}
+
+const EMOJI = ["👍", "❤️", "😂", "😮", "😢", "🙏"];
+
+/**
+ * "React": a few emoji to react with; the one the agent already chose is
+ * pressed, and choosing it again takes the reaction back (an empty emoji).
+ */
+function ReactControl(
+  { mine, onReact }: { mine: string | undefined; onReact(e: string): void },
+) {
+  const [open, setOpen] = useState(false);
+  const toggle = useRef<HTMLButtonElement>(null);
+  const close = () => {
+    setOpen(false);
+    toggle.current?.focus();
+  };
+  return (
+    <div class="react">
+      <button
+        type="button"
+        ref={toggle}
+        class="react-toggle"
+        aria-expanded={open}
+        onClick={() => setOpen(!open)}
+      >
+        {t("react")}
+      </button>
+      {open && (
+        <div
+          role="group"
+          aria-label={t("react")}
+          class="react-menu"
+          onKeyDown={(e) => {
+            if (e.key === "Escape") close();
+          }}
+        >
+          {EMOJI.map((e) => (
+            <button
+              type="button"
+              key={e}
+              aria-label={t("reactWith", { emoji: e })}
+              aria-pressed={mine === e}
+              onClick={() => {
+                close();
+                onReact(mine === e ? "" : e);
+              }}
+            >
+              {e}
+            </button>
+          ))}
+        </div>
+      )}
+    </div>
   );
 }
 
