@@ -51,6 +51,7 @@ const PURE_UPSTREAM = new Set([
   "src/upstream/call_deadline.ts",
   "src/upstream/graph_api.ts",
   "src/upstream/graph_errors.ts",
+  "src/upstream/media_limits.ts",
   "src/upstream/meta_signature.ts",
   "src/upstream/social_graph.ts",
 ]);

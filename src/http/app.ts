@@ -105,7 +105,15 @@ export const PANEL_GROUPS = [
     load: async () =>
       (await import("./routes/panel_agents.ts")).panelAgentRoutes,
   },
+  {
+    prefixes: ["/media"],
+    load: async () =>
+      (await import("./routes/panel_media.ts")).panelMediaRoutes,
+  },
 ];
+
+/** The routes whose body is a file, not JSON: each checks its own type and size. */
+const FILE_BODY_PATHS: ReadonlySet<string> = new Set(["/api/v1/media"]);
 
 /** Extra route groups mounted at the top level and under /api/v2 (the messaging engine adds its own; their paths must not start with a lazy group's prefix). */
 export interface AppExtensions {
@@ -279,21 +287,25 @@ function guard(
       sessionAuth(container),
     ),
   );
-  router.use(
-    "*",
-    bodyLimit({
-      maxSize: container.config.bodyLimitBytes,
-      onError: () => {
-        throw new AppError(
-          "PAYLOAD_TOO_LARGE",
-          `Cannot read request body: it is larger than ${container.config.bodyLimitBytes} bytes`,
-        );
-      },
-    }),
-  );
+  const jsonLimit = bodyLimit({
+    maxSize: container.config.bodyLimitBytes,
+    onError: () => {
+      throw new AppError(
+        "PAYLOAD_TOO_LARGE",
+        `Cannot read request body: it is larger than ${container.config.bodyLimitBytes} bytes`,
+      );
+    },
+  });
+  // An upload's body is the file: its route checks its type and size.
+  const isFile = (c: Context<AppEnv>) =>
+    c.req.method === "POST" && FILE_BODY_PATHS.has(c.req.path);
+  router.use("*", (c, next) => isFile(c) ? next() : jsonLimit(c, next));
   router.use("*", async (c, next) => {
     const method = c.req.method;
-    if (method === "POST" || method === "PATCH" || method === "PUT") {
+    if (
+      (method === "POST" || method === "PATCH" || method === "PUT") &&
+      !isFile(c)
+    ) {
       const type = c.req.header("content-type");
       const length = c.req.header("content-length");
       const hasBody = (length !== undefined && length !== "0") ||

@@ -2,7 +2,11 @@ import { Hono } from "hono";
 import { controlRoutes } from "./control.ts";
 import { managementControlRoutes } from "./management_control.ts";
 import { managementAccountControlRoutes } from "./management_account_control.ts";
-import { handleMediaDownload, handleMediaInfo } from "./media.ts";
+import {
+  handleMediaDownload,
+  handleMediaInfo,
+  handleMediaUpload,
+} from "./media.ts";
 import { handleMessages } from "./messages_route.ts";
 import {
   managementGraphHandler,
@@ -25,6 +29,7 @@ function graphRoutes(state: SimulatorState): Hono {
     "/:id{[0-9]+}/:edge{subscribed_apps|register|subscriptions}",
     managementPostHandler(state),
   );
+  app.post("/:phoneNumberId/media", (c) => handleMediaUpload(state, c.req.raw));
   app.post(
     "/:phoneNumberId/messages",
     (c) => handleMessages(state, c.req.raw, c.req.param("phoneNumberId")),

@@ -1,4 +1,5 @@
 import { randomBase62, sha256Hex } from "../crypto.ts";
+import { mediaKindOf } from "../upstream/media_limits.ts";
 import { requireBearer } from "./messages_route.ts";
 import { graphErrorResponse } from "./sim_errors.ts";
 import type { SimulatorState, StoredMedia } from "./state.ts";
@@ -18,6 +19,57 @@ export async function storeMedia(
   };
   state.media.set(media.id, media);
   return media;
+}
+
+/**
+ * POST /{phone-number-id}/media: a multipart upload (`messaging_product`,
+ * `type`, `file`), checked as Meta does (reference §5): a type or size it
+ * does not take is 131053, synchronously; answers `{ id }`.
+ */
+export async function handleMediaUpload(
+  state: SimulatorState,
+  req: Request,
+): Promise<Response> {
+  const unauthorized = requireBearer(req);
+  if (unauthorized) return unauthorized;
+  let form: FormData;
+  try {
+    form = await req.formData();
+  } catch {
+    return graphErrorResponse(100, {
+      details: "The request is not a multipart form",
+    });
+  }
+  if (form.get("messaging_product") !== "whatsapp") {
+    return graphErrorResponse(100, {
+      details: "The parameter messaging_product is required.",
+    });
+  }
+  const file = form.get("file");
+  const type = form.get("type");
+  if (!(file instanceof File) || typeof type !== "string" || !type) {
+    return graphErrorResponse(100, {
+      details: "The parameters file and type are required.",
+    });
+  }
+  const kind = mediaKindOf(type);
+  if (!kind) {
+    return graphErrorResponse(131053, {
+      details: `Unsupported file type: ${type}`,
+    });
+  }
+  if (file.size > kind.maxBytes) {
+    return graphErrorResponse(131053, {
+      details:
+        `The ${kind.type} is ${file.size} bytes, above the ${kind.maxBytes} bytes allowed`,
+    });
+  }
+  const media = await storeMedia(
+    state,
+    new Uint8Array(await file.arrayBuffer()),
+    type,
+  );
+  return Response.json({ id: media.id });
 }
 
 /** GET /{media-id}: the download URL and metadata (reference §5). */

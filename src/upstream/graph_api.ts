@@ -51,6 +51,15 @@ export interface GraphApi {
     opts?: { signal?: AbortSignal },
   ): Promise<MediaInfo>;
   /**
+   * POST /{phoneNumberId}/media: uploads a file for sends by `id` (Meta keeps
+   * it 30 days); answers Meta's media id.
+   */
+  uploadMedia(
+    auth: GraphAuth,
+    file: { bytes: Uint8Array; mimeType: string; fileName: string },
+    opts?: { signal?: AbortSignal },
+  ): Promise<{ id: string }>;
+  /**
    * Streams media bytes from a media host (never another: the token goes with the request) into `write`,
    * awaited per chunk (a chunk is only valid until then); rejects above maxBytes (category media_too_large,
    * permanent). What `write` throws is rethrown as is.

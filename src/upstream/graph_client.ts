@@ -30,6 +30,10 @@ export interface GraphClientOptions {
 interface CallOptions {
   method: "GET" | "POST";
   body?: unknown;
+  /** A multipart body instead of JSON (uploads). */
+  form?: FormData;
+  /** This call's deadline instead of the client's (uploads take longer). */
+  timeoutMs?: number;
   signal?: AbortSignal;
   /** Names the call in error messages: "the message", "the request". */
   subject: string;
@@ -84,7 +88,7 @@ export function createGraphClient(options: GraphClientOptions): GraphApi {
     auth: GraphAuth,
     call: CallOptions,
   ): Promise<Record<string, unknown>> {
-    const deadline = new CallDeadline(timeoutMs, call.signal);
+    const deadline = new CallDeadline(call.timeoutMs ?? timeoutMs, call.signal);
     let res: Response;
     let text: string;
     try {
@@ -129,6 +133,36 @@ export function createGraphClient(options: GraphClientOptions): GraphApi {
           ? sent.message_status
           : null,
       };
+    },
+
+    async uploadMedia(auth, file, opts = {}): Promise<{ id: string }> {
+      const form = new FormData();
+      form.set("messaging_product", "whatsapp");
+      form.set("type", file.mimeType);
+      form.set(
+        "file",
+        new Blob([file.bytes as Uint8Array<ArrayBuffer>], {
+          type: file.mimeType,
+        }),
+        file.fileName,
+      );
+      const body = await json(
+        `${base}/${encodeURIComponent(auth.phoneNumberId)}/media`,
+        auth,
+        {
+          method: "POST",
+          form,
+          signal: opts.signal,
+          subject: "the media upload",
+          timeoutMs: options.mediaTimeoutMs ?? DEFAULT_MEDIA_TIMEOUT_MS,
+        },
+      );
+      if (typeof body.id !== "string" || body.id === "") {
+        throw invalidResponse(
+          "Graph API accepted the upload without a media id",
+        );
+      }
+      return { id: body.id };
     },
 
     async markRead(auth, wamid, opts = {}): Promise<void> {
@@ -192,6 +226,8 @@ function buildRequest(
 ): RequestInit {
   new URL(url);
   const headers = new Headers({ Authorization: `Bearer ${auth.accessToken}` });
+  // A FormData body sets its own multipart Content-Type with the boundary.
+  if (call.form) return { method: call.method, headers, body: call.form };
   if (call.body !== undefined) headers.set("Content-Type", "application/json");
   return {
     method: call.method,

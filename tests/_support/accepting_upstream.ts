@@ -30,6 +30,7 @@ export function acceptingUpstream(
     markRead: () => Promise.reject(new Error("unused")),
     getMediaInfo: () => Promise.reject(new Error("unused")),
     downloadMedia: () => Promise.reject(new Error("unused")),
+    uploadMedia: () => Promise.reject(new Error("unused")),
   };
   return { graph, calls };
 }

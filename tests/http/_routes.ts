@@ -309,6 +309,8 @@ export interface ApiRequest {
   method: string;
   url: string;
   body?: Json;
+  /** A body that is not JSON (an upload), with its headers. */
+  raw?: { body: string; headers: Record<string, string> };
 }
 
 export interface BuildOptions {
@@ -359,6 +361,13 @@ export async function send(
   req: ApiRequest,
   key: string,
 ): Promise<TestResponse> {
+  if (req.raw) {
+    return await h.request(req.method, req.url, {
+      key,
+      rawBody: req.raw.body,
+      headers: req.raw.headers,
+    });
+  }
   return await h.request(
     req.method,
     req.url,
@@ -396,7 +405,13 @@ export function assertErrorBody(
 function startGraphStub(): Deno.HttpServer<Deno.NetAddr> {
   return Deno.serve(
     { hostname: "127.0.0.1", port: 0, onListen: () => {} },
-    () => Response.json({ success: true }),
+    // An upload answers a media id, as Meta does; every other call succeeds.
+    (req) =>
+      Response.json(
+        new URL(req.url).pathname.endsWith("/media")
+          ? { id: "1000001" }
+          : { success: true },
+      ),
   );
 }
 

@@ -71,6 +71,7 @@ export const AGENT_ACCESS: [string, Access, Access][] = [
   ["GET /api/v1/conversations", "visible", "visible"],
   ["GET /api/v1/conversations/{id}/messages", "visible", "visible"],
   ["GET /api/v1/agents", "yes", "yes"],
+  ["POST /api/v1/media", "yes", "yes"],
   ["GET /api/v1/webhook-subscriptions", "no", "no"],
   ["POST /api/v1/webhook-subscriptions", "no", "no"],
   ["GET /api/v1/webhook-subscriptions/{id}", "no", "no"],
@@ -94,6 +95,11 @@ const PANEL_ROUTES: Record<string, (fx: Fixture) => ApiRequest> = {
     url: `/api/v1/conversations/${fx.conversationId}/messages`,
   }),
   "GET /api/v1/agents": () => ({ method: "GET", url: "/api/v1/agents" }),
+  "POST /api/v1/media": (fx) => ({
+    method: "POST",
+    url: `/api/v1/media?phoneNumberId=${fx.tenant.channel.id}&filename=a.txt`,
+    raw: { body: "a document", headers: { "content-type": "text/plain" } },
+  }),
   "GET /api/v1/webhook-subscriptions": () => ({
     method: "GET",
     url: "/api/v1/webhook-subscriptions",

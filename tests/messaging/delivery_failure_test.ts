@@ -53,6 +53,7 @@ const NEVER_CALLED: GraphApi = {
   markRead: () => Promise.reject(new Error("must not be called")),
   getMediaInfo: () => Promise.reject(new Error("must not be called")),
   downloadMedia: () => Promise.reject(new Error("must not be called")),
+  uploadMedia: () => Promise.reject(new Error("must not be called")),
 };
 
 Deno.test("a send that cannot even start fails the message on its last attempt instead of leaving it queued", async () => {

@@ -139,6 +139,17 @@ export async function startPanelServer(): Promise<PanelServer> {
       { type: "FOOTER", text: "Demo Business" },
     ],
   });
+  await createTemplate(h.container, {
+    accountId: h.tenant.account.id,
+    name: "promo_foto",
+    language: "es_AR",
+    category: "MARKETING",
+    status: "approved",
+    components: [
+      { type: "HEADER", format: "IMAGE" },
+      { type: "BODY", text: "¡{{1}}, esta oferta es para vos!" },
+    ],
+  });
   let running: Running | undefined;
   const start = () => {
     running = serve(

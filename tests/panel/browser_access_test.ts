@@ -220,6 +220,11 @@ browserTest(
               await page.getByRole("radio", { name: /order_update/ }).check();
               await page.getByRole("button", { name: "Send template" }).click();
             }],
+            ["media header", async () => {
+              await page.getByRole("radio", { name: /promo_foto/ }).check();
+              await page.getByLabel("Or upload a file").waitFor();
+              await page.getByRole("button", { name: "Send template" }).click();
+            }],
             ["help", async () => {
               await page.goto(`${server.baseUrl}/panel`);
               await page.getByRole("button", { name: "Keyboard shortcuts" })

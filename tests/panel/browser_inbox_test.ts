@@ -4,6 +4,7 @@
 // the closed window with a template sent. Every page fails the test on a
 // console error, a CSP violation or a request off the origin.
 import assert from "node:assert/strict";
+import { Buffer } from "node:buffer";
 import type { Page } from "playwright-core";
 import {
   browserTest,
@@ -145,6 +146,7 @@ browserTest("the inbox works end to end in Chromium", async (t) => {
         // and the answer is lost on the way back.
         for (const reached of [false, true]) {
           const text = reached ? "Respuesta perdida" : "Sin red";
+          const { promise: lost, resolve } = Promise.withResolvers<void>();
           await page.route("**/api/v2/messages", async (route) => {
             posts.push({
               key: route.request().headers()["idempotency-key"] ?? "",
@@ -152,6 +154,7 @@ browserTest("the inbox works end to end in Chromium", async (t) => {
             });
             if (reached) await route.fetch();
             await route.abort("failed");
+            resolve();
           });
           await page.getByRole("textbox", { name: "Message" }).fill(text);
           await page.getByRole("button", { name: "Send" }).click();
@@ -166,6 +169,7 @@ browserTest("the inbox works end to end in Chromium", async (t) => {
               what: "the send stored although its answer was lost",
             });
           }
+          await lost; // the page saw the failure: the route is done with
           await page.unroute("**/api/v2/messages");
           await page.waitForTimeout(200); // the outbox's IndexedDB write
           await page.reload();
@@ -520,6 +524,44 @@ browserTest("the inbox works end to end in Chromium", async (t) => {
             }],
           },
         ]);
+      },
+    );
+
+    await t.step(
+      "a header image is uploaded from the computer and the template sent with its id",
+      async () => {
+        await page.getByRole("button", { name: "Template" }).click();
+        const dialog = page.getByRole("dialog", { name: "Templates" });
+        await dialog.getByRole("radio", { name: /promo_foto/ }).check();
+        await dialog.getByLabel("Or upload a file").setInputFiles({
+          name: "oferta.png",
+          mimeType: "image/png",
+          buffer: Buffer.from(PIXEL, "base64"),
+        });
+        await dialog.getByText("Uploaded: oferta.png").waitFor();
+        // Previewed from the file itself (a blob: URL), not fetched.
+        const preview = dialog.getByRole("img", { name: "oferta.png" });
+        assert.match(await preview.getAttribute("src") ?? "", /^blob:/);
+        await dialog.getByLabel("Parameter 1").fill("Ana");
+        await dialog.getByRole("button", { name: "Send template" }).click();
+        const sent = page.locator("[role=log] article", {
+          hasText: "promo_foto",
+        });
+        await sent.getByRole("img", { name: "Read" }).waitFor({
+          timeout: 10_000,
+        });
+        const message = (await server.h.request(
+          "GET",
+          `/api/v2/messages/${await sent.getAttribute("data-message")}`,
+        )).body.data;
+        const header = message.content.components[0];
+        assert.equal(header.type, "header");
+        const id = header.parameters[0].image.id;
+        // Meta (the simulator) holds the very bytes under that id.
+        assert.deepEqual(
+          server.simulator.state.media.get(id)?.bytes,
+          new Uint8Array(Buffer.from(PIXEL, "base64")),
+        );
       },
     );
 

@@ -356,3 +356,30 @@ Deno.test("getMediaInfo rejects an unknown media id with code 100", async () => 
     assert.equal((err.details as { subcode: number }).subcode, 33);
   });
 });
+
+Deno.test("uploadMedia posts a multipart form and answers Meta's media id; a type Meta refuses is media_rejected", async () => {
+  await withSim(async (sim) => {
+    const graph = createGraphClient({ baseUrl: sim.graphUrl });
+    const bytes = new TextEncoder().encode("%PDF-1.4 a small document");
+    const { id } = await graph.uploadMedia(AUTH, {
+      bytes,
+      mimeType: "application/pdf",
+      fileName: "invoice.pdf",
+    });
+    const stored = sim.state.media.get(id)!;
+    assert.equal(stored.mimeType, "application/pdf");
+    assert.deepEqual(stored.bytes, bytes);
+    // The same file as a type Meta does not take: refused synchronously.
+    const err = await rejection(
+      graph.uploadMedia(AUTH, {
+        bytes,
+        mimeType: "image/gif",
+        fileName: "a.gif",
+      }),
+    );
+    assert.ok(err instanceof UpstreamError);
+    assert.equal(err.category, "media_rejected");
+    assert.equal(err.upstreamCode, 131053);
+    assert.equal(err.retryable, false);
+  });
+});

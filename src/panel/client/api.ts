@@ -24,23 +24,29 @@ export interface Page<T> {
 export async function api<T>(
   method: string,
   path: string,
-  options: { body?: unknown; headers?: Record<string, string> } = {},
+  options: {
+    body?: unknown;
+    /** A file as the body (an upload), sent with its own type. */
+    file?: File;
+    headers?: Record<string, string>;
+  } = {},
 ): Promise<T> {
   let res: Response;
+  const json = options.body !== undefined;
   try {
     res = await fetch(path, {
       method,
       credentials: "same-origin",
       headers: {
         accept: "application/json",
-        ...(options.body !== undefined
-          ? { "content-type": "application/json" }
+        ...(json ? { "content-type": "application/json" } : {}),
+        ...(options.file
+          ? { "content-type": options.file.type || "application/octet-stream" }
           : {}),
         ...options.headers,
       },
-      ...(options.body !== undefined
-        ? { body: JSON.stringify(options.body) }
-        : {}),
+      ...(json ? { body: JSON.stringify(options.body) } : {}),
+      ...(options.file ? { body: options.file } : {}),
     });
   } catch (err) {
     throw new NetworkError(String(err));

@@ -61,16 +61,40 @@ export function fieldsOf(template: Template): Field[] {
   return out;
 }
 
+/** A header file uploaded to Meta (POST /api/v1/media): sent by its id. */
+export interface Uploaded {
+  id: string;
+  fileName: string;
+}
+
+/** What the file picker of a media header offers (the Cloud API's types). */
+export const ACCEPT: Record<string, string> = {
+  image: "image/jpeg,image/png",
+  video: "video/mp4,video/3gpp",
+  document: [
+    "application/pdf",
+    "text/plain",
+    "application/msword",
+    "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
+    "application/vnd.ms-excel",
+    "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
+    "application/vnd.ms-powerpoint",
+    "application/vnd.openxmlformats-officedocument.presentationml.presentation",
+  ].join(","),
+};
+
 /** The key of a field's value: where it goes and its name. */
 export function keyOf(field: Field): string {
   return `${field.where}:${field.name}`;
 }
 
-/** The problem of a value, or null: every field filled, media as https links. */
+/** The problem of a value, or null: every field filled, media as https links or uploaded. */
 export function problemOf(
   field: Field,
   value: string,
+  uploaded?: Uploaded,
 ): "fieldRequired" | "needsHttps" | null {
+  if (field.kind === "media" && uploaded) return null;
   if (!value.trim()) return "fieldRequired";
   if (field.kind === "media" && !/^https:\/\/\S+$/.test(value.trim())) {
     return "needsHttps";
@@ -107,8 +131,17 @@ export function previewOf(
 export function componentsOf(
   fields: Field[],
   values: Map<string, string>,
+  uploads: Map<string, Uploaded> = new Map(),
 ): Record<string, unknown>[] {
   const value = (f: Field) => values.get(keyOf(f)) ?? "";
+  const media = (f: Field) => {
+    const file = uploads.get(keyOf(f));
+    if (!file) return { link: value(f).trim() };
+    // A document header shows its file name in WhatsApp.
+    return f.name === "document"
+      ? { id: file.id, filename: file.fileName }
+      : { id: file.id };
+  };
   const out: Record<string, unknown>[] = [];
   const header = fields.filter((f) => f.where === "header");
   if (header.length) {
@@ -116,7 +149,7 @@ export function componentsOf(
       type: "header",
       parameters: header.map((f) =>
         f.kind === "media"
-          ? { type: f.name, [f.name]: { link: value(f).trim() } }
+          ? { type: f.name, [f.name]: media(f) }
           : textParam(f, value(f))
       ),
     });

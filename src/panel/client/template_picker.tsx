@@ -11,12 +11,14 @@ import {
   store,
   useStore,
 } from "./store.ts";
+import { MediaField } from "./media_field.tsx";
 import {
   componentsOf,
   fieldsOf,
   keyOf,
   previewOf,
   problemOf,
+  type Uploaded,
 } from "./template_params.ts";
 import type { Conversation, Template } from "./types.ts";
 
@@ -31,6 +33,7 @@ export function TemplatePicker({ c }: { c: Conversation }) {
   const [query, setQuery] = useState("");
   const [chosen, setChosen] = useState<Template | undefined>();
   const [values, setValues] = useState(new Map<string, string>());
+  const [uploads, setUploads] = useState(new Map<string, Uploaded>());
   const [tried, setTried] = useState(false);
   useEffect(() => {
     dialog.current?.showModal();
@@ -43,7 +46,9 @@ export function TemplatePicker({ c }: { c: Conversation }) {
       .includes(query.trim().toLowerCase())
   );
   const fields = chosen ? fieldsOf(chosen) : [];
-  const problems = fields.map((f) => problemOf(f, values.get(keyOf(f)) ?? ""));
+  const problems = fields.map((f) =>
+    problemOf(f, values.get(keyOf(f)) ?? "", uploads.get(keyOf(f)))
+  );
   const valid = chosen !== undefined && problems.every((p) => p === null);
   const preview = chosen ? previewOf(chosen, values) : undefined;
   const send = async () => {
@@ -57,7 +62,7 @@ export function TemplatePicker({ c }: { c: Conversation }) {
           name: chosen.name,
           language: { code: chosen.language },
           ...(fields.length
-            ? { components: componentsOf(fields, values) }
+            ? { components: componentsOf(fields, values, uploads) }
             : {}),
         },
       });
@@ -96,6 +101,7 @@ export function TemplatePicker({ c }: { c: Conversation }) {
               onChange={() => {
                 setChosen(tpl);
                 setValues(new Map());
+                setUploads(new Map());
                 setTried(false);
               }}
             />
@@ -121,12 +127,36 @@ export function TemplatePicker({ c }: { c: Conversation }) {
               : /^\d+$/.test(f.name)
               ? t("parameter", { n: f.name })
               : `{{${f.name}}}`;
+            if (f.kind === "media") {
+              return (
+                <MediaField
+                  id={id}
+                  label={label}
+                  format={f.name}
+                  phoneNumberId={c.phoneNumberId ?? ""}
+                  link={values.get(keyOf(f)) ?? ""}
+                  onLink={(v) => {
+                    const next = new Map(values);
+                    next.set(keyOf(f), v);
+                    setValues(next);
+                  }}
+                  uploaded={uploads.get(keyOf(f))}
+                  onUploaded={(file) =>
+                    setUploads((now) => {
+                      const next = new Map(now);
+                      if (file) next.set(keyOf(f), file);
+                      else next.delete(keyOf(f));
+                      return next;
+                    })}
+                  problem={tried && problem ? t(problem) : null}
+                />
+              );
+            }
             return (
               <div class="field">
                 <label for={id}>{label}</label>
                 <input
                   id={id}
-                  inputMode={f.kind === "media" ? "url" : "text"}
                   value={values.get(keyOf(f)) ?? ""}
                   aria-invalid={tried && problem !== null}
                   aria-describedby={tried && problem
