@@ -56,7 +56,7 @@ export interface GraphApi {
    */
   uploadMedia(
     auth: GraphAuth,
-    file: { bytes: Uint8Array; mimeType: string; fileName: string },
+    file: { data: Blob; mimeType: string; fileName: string },
     opts?: { signal?: AbortSignal },
   ): Promise<{ id: string }>;
   /**

@@ -139,13 +139,7 @@ export function createGraphClient(options: GraphClientOptions): GraphApi {
       const form = new FormData();
       form.set("messaging_product", "whatsapp");
       form.set("type", file.mimeType);
-      form.set(
-        "file",
-        new Blob([file.bytes as Uint8Array<ArrayBuffer>], {
-          type: file.mimeType,
-        }),
-        file.fileName,
-      );
+      form.set("file", file.data, file.fileName);
       const body = await json(
         `${base}/${encodeURIComponent(auth.phoneNumberId)}/media`,
         auth,

@@ -9,6 +9,9 @@ import { insertTemplate } from "../../src/domain/templates/template_repo.ts";
 import type { TemplateComponent } from "../../src/domain/templates/template.ts";
 import { createAgent } from "../../src/domain/accounts/account_service.ts";
 import { mediaHeader } from "../_support/template_fixtures.ts";
+import { readAtMost } from "../../src/domain/media/upload_service.ts";
+import { AppError } from "../../src/errors.ts";
+import { waitFor } from "../_support/wait.ts";
 import {
   type Json,
   messagingTest,
@@ -48,6 +51,16 @@ async function upload(
     body,
   });
   return { status: res.status, body: await res.json(), headers: res.headers };
+}
+
+/** What a promise rejects with; fails the test if it resolves. */
+async function rejection(p: Promise<unknown>): Promise<unknown> {
+  try {
+    await p;
+  } catch (err) {
+    return err;
+  }
+  assert.fail("expected a rejection");
 }
 
 function assertError(
@@ -214,3 +227,80 @@ messagingTest(
     );
   },
 );
+
+messagingTest(
+  "one account has at most two uploads in progress; the third is 429 until one ends",
+  async (h) => {
+    // Two uploads whose bodies stay open until the test ends them.
+    const open: ReadableStreamDefaultController<Uint8Array>[] = [];
+    const pending = [0, 1].map(() =>
+      upload(
+        h,
+        new ReadableStream<Uint8Array>({
+          start(controller) {
+            open.push(controller);
+            controller.enqueue(PNG.slice(0, 10));
+          },
+        }),
+        { type: "image/png" },
+      )
+    );
+    await waitFor(() => open.length === 2, { what: "both bodies opened" });
+    let third: Awaited<ReturnType<typeof upload>> | undefined;
+    await waitFor(async () => {
+      third = await upload(h, PNG, { type: "image/png" });
+      return third.status === 429;
+    }, { what: "the third upload refused" });
+    assertError(third!, 429, "RATE_LIMITED");
+    assert.equal(third!.headers.get("retry-after"), "1");
+    for (const controller of open) {
+      controller.enqueue(PNG.slice(10));
+      controller.close();
+    }
+    for (const res of await Promise.all(pending)) {
+      assert.equal(res.status, 201, JSON.stringify(res.body));
+    }
+    const after = await upload(h, PNG, { type: "image/png" });
+    assert.equal(after.status, 201, JSON.stringify(after.body));
+  },
+);
+
+Deno.test("a trickling body is cut off, and one the client abandons is a 400", async () => {
+  const limits = { max: 1_000_000, type: "image", mimeType: "image/png" };
+  let timer: ReturnType<typeof setInterval> | undefined;
+  const trickle = new ReadableStream<Uint8Array>({
+    start(controller) {
+      timer = setInterval(() => controller.enqueue(new Uint8Array(1)), 20);
+    },
+    cancel() {
+      clearInterval(timer);
+    },
+  });
+  const slow = await rejection(
+    readAtMost(trickle, limits, { bytesPerSecond: 1_000, graceMs: 100 }),
+  );
+  clearInterval(timer);
+  assert.ok(slow instanceof AppError);
+  assert.equal(slow.code, "VALIDATION_ERROR");
+  assert.match(slow.message, /slower than 1000 bytes a second/);
+
+  const abandoned = new ReadableStream<Uint8Array>({
+    pull(controller) {
+      controller.error(new Error("connection reset"));
+    },
+  });
+  const gone = await rejection(readAtMost(abandoned, limits));
+  assert.ok(gone instanceof AppError);
+  assert.equal(gone.code, "VALIDATION_ERROR");
+
+  const longer = new Blob([new Uint8Array(20)]).stream();
+  const lying = await rejection(
+    readAtMost(longer, { ...limits, declared: 10 }),
+  );
+  assert.ok(lying instanceof AppError);
+  assert.match(lying.message, /longer than its Content-Length \(10\)/);
+
+  const fine = await readAtMost(new Blob([PNG]).stream(), limits);
+  assert.equal(fine.type, "image/png");
+  assert.deepEqual(new Uint8Array(await fine.arrayBuffer()), PNG);
+});

@@ -362,7 +362,7 @@ Deno.test("uploadMedia posts a multipart form and answers Meta's media id; a typ
     const graph = createGraphClient({ baseUrl: sim.graphUrl });
     const bytes = new TextEncoder().encode("%PDF-1.4 a small document");
     const { id } = await graph.uploadMedia(AUTH, {
-      bytes,
+      data: new Blob([bytes]),
       mimeType: "application/pdf",
       fileName: "invoice.pdf",
     });
@@ -372,7 +372,7 @@ Deno.test("uploadMedia posts a multipart form and answers Meta's media id; a typ
     // The same file as a type Meta does not take: refused synchronously.
     const err = await rejection(
       graph.uploadMedia(AUTH, {
-        bytes,
+        data: new Blob([bytes]),
         mimeType: "image/gif",
         fileName: "a.gif",
       }),

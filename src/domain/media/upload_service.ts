@@ -54,6 +54,13 @@ const META_KEEPS_MS = 30 * 24 * 3600_000;
 export const UPLOAD_BUFFER_BYTES = 256 * 1024 * 1024;
 let buffered = 0;
 
+/** Uploads one account may have in progress at once (so one cannot hold the budget). */
+export const UPLOADS_PER_ACCOUNT = 2;
+const inProgress = new Map<string, number>();
+
+/** A body slower than this on average, after the grace time, is cut off. */
+export const UPLOAD_MIN_RATE = { bytesPerSecond: 32 * 1024, graceMs: 10_000 };
+
 /** Reserves `bytes` of the budget; the release, or undefined when it is spent. */
 function reserve(bytes: number): (() => void) | undefined {
   if (buffered + bytes > UPLOAD_BUFFER_BYTES) return undefined;
@@ -68,38 +75,76 @@ function reserve(bytes: number): (() => void) | undefined {
 function tooLarge(type: string, max: number): AppError {
   return new AppError(
     "PAYLOAD_TOO_LARGE",
-    `Cannot upload media: a ${type} may be at most ${max} bytes (Cloud API limit)`,
+    `Cannot upload media: the Cloud API takes ${type} files of at most ${max} bytes`,
   );
 }
 
-/** Reads the body whole, refusing it as soon as it passes `max` bytes. */
-async function readAtMost(
+/**
+ * Reads the body into a Blob, refusing it as soon as it passes `max` bytes
+ * or, after the grace time, arrives slower than the minimum rate (a trickle
+ * would hold its share of the budget for good); a body the client gave up
+ * on is a 400, not a failure of ours.
+ */
+export async function readAtMost(
   body: ReadableStream<Uint8Array>,
-  max: number,
-  type: string,
-): Promise<Uint8Array> {
-  const chunks: Uint8Array[] = [];
+  limits: {
+    max: number;
+    type: string;
+    mimeType: string;
+    /** The Content-Length it gave: the budget holds that much. */
+    declared?: number | undefined;
+  },
+  rate = UPLOAD_MIN_RATE,
+): Promise<Blob> {
+  const chunks: Uint8Array<ArrayBuffer>[] = [];
   let size = 0;
+  const started = performance.now();
   const reader = body.getReader();
+  let problem: AppError | undefined;
+  const timer = setInterval(() => {
+    const elapsed = performance.now() - started;
+    if (
+      elapsed >= rate.graceMs && size < rate.bytesPerSecond * elapsed / 1000
+    ) {
+      problem = new AppError(
+        "VALIDATION_ERROR",
+        `Cannot upload media: the body arrived slower than ${rate.bytesPerSecond} bytes a second`,
+      );
+      reader.cancel().catch(() => {});
+    }
+  }, Math.min(1_000, rate.graceMs));
   try {
     for (;;) {
-      const { done, value } = await reader.read();
-      if (done) break;
-      size += value.byteLength;
-      if (size > max) throw tooLarge(type, max);
-      chunks.push(value);
+      let chunk: ReadableStreamReadResult<Uint8Array>;
+      try {
+        chunk = await reader.read();
+      } catch {
+        throw problem ?? new AppError(
+          "VALIDATION_ERROR",
+          "Cannot upload media: the request body ended before its end",
+        );
+      }
+      if (problem) throw problem;
+      if (chunk.done) break;
+      size += chunk.value.byteLength;
+      if (size > limits.max) {
+        await reader.cancel().catch(() => {});
+        throw tooLarge(limits.type, limits.max);
+      }
+      if (limits.declared !== undefined && size > limits.declared) {
+        await reader.cancel().catch(() => {});
+        throw new AppError(
+          "VALIDATION_ERROR",
+          `Cannot upload media: the body is longer than its Content-Length (${limits.declared})`,
+        );
+      }
+      chunks.push(chunk.value as Uint8Array<ArrayBuffer>);
     }
   } finally {
+    clearInterval(timer);
     reader.releaseLock();
-    if (size > max) await body.cancel().catch(() => {});
   }
-  const out = new Uint8Array(size);
-  let at = 0;
-  for (const chunk of chunks) {
-    out.set(chunk, at);
-    at += chunk.byteLength;
-  }
-  return out;
+  return new Blob(chunks, { type: limits.mimeType });
 }
 
 /** A file name Meta and a download can carry: no path, no control characters. */
@@ -138,6 +183,14 @@ export async function uploadMedia(
       `Cannot upload media: phoneNumberId "${input.phoneNumberId}" is not a channel of this account`,
     );
   }
+  const running = inProgress.get(input.accountId) ?? 0;
+  if (running >= UPLOADS_PER_ACCOUNT) {
+    throw new AppError(
+      "RATE_LIMITED",
+      `Cannot upload media: ${UPLOADS_PER_ACCOUNT} uploads of this account are in progress; try again when one ends`,
+      { retryAfterMs: 1_000 },
+    );
+  }
   const release = reserve(input.declaredBytes ?? kind.maxBytes);
   if (!release) {
     throw new AppError(
@@ -146,11 +199,17 @@ export async function uploadMedia(
       { retryable: true, retryAfterMs: 2_000 },
     );
   }
+  inProgress.set(input.accountId, running + 1);
   try {
-    const bytes = input.body
-      ? await readAtMost(input.body, kind.maxBytes, kind.type)
-      : new Uint8Array();
-    if (bytes.byteLength === 0) {
+    const data = input.body
+      ? await readAtMost(input.body, {
+        max: kind.maxBytes,
+        type: kind.type,
+        mimeType,
+        declared: input.declaredBytes,
+      })
+      : new Blob([]);
+    if (data.size === 0) {
       throw new AppError(
         "VALIDATION_ERROR",
         "Cannot upload media: the body is empty",
@@ -164,7 +223,7 @@ export async function uploadMedia(
     let id: string;
     try {
       ({ id } = await deps.graph.uploadMedia(auth, {
-        bytes,
+        data,
         mimeType,
         fileName,
       }));
@@ -182,17 +241,20 @@ export async function uploadMedia(
       accountId: input.accountId,
       channelId: channel.id,
       type: kind.type,
-      sizeBytes: bytes.byteLength,
+      sizeBytes: data.size,
     });
     return {
       id,
       type: kind.type,
       mimeType,
-      sizeBytes: bytes.byteLength,
+      sizeBytes: data.size,
       fileName,
       expiresAt: addMs(deps.clock.now(), META_KEEPS_MS).toISOString(),
     };
   } finally {
     release();
+    const left = (inProgress.get(input.accountId) ?? 1) - 1;
+    if (left > 0) inProgress.set(input.accountId, left);
+    else inProgress.delete(input.accountId);
   }
 }

@@ -16,8 +16,20 @@ function open(): Promise<IDBDatabase> {
         }
       }
     };
-    req.onsuccess = () => resolve(req.result);
+    req.onsuccess = () => {
+      // A newer panel in another tab upgrades the database: let it.
+      req.result.onversionchange = () => {
+        req.result.close();
+        opening = undefined;
+      };
+      resolve(req.result);
+    };
     req.onerror = () => reject(req.error);
+    // An older panel in another tab still holds the previous version open.
+    req.onblocked = () => {
+      opening = undefined;
+      reject(new Error("IndexedDB is held by an older panel in another tab"));
+    };
   });
   return opening;
 }

@@ -36,6 +36,7 @@ export function MediaField(
   const [error, setError] = useState("");
   const [preview, setPreview] = useState<string | undefined>();
   const live = useRef(true);
+  const picker = useRef<HTMLInputElement>(null);
   useEffect(() => () => void (live.current = false), []);
   useEffect(() => () => {
     if (preview) URL.revokeObjectURL(preview);
@@ -77,6 +78,7 @@ export function MediaField(
       <label for={`${id}-file`}>{t("orUpload")}</label>
       <input
         id={`${id}-file`}
+        ref={picker}
         type="file"
         accept={ACCEPT[format]}
         disabled={busy || !phoneNumberId}
@@ -92,6 +94,8 @@ export function MediaField(
             onClick={() => {
               onUploaded(undefined);
               setPreview(undefined);
+              // The same file may be chosen again.
+              if (picker.current) picker.current.value = "";
             }}
           >
             {t("removeFile")}

@@ -8,7 +8,7 @@
 import { api, ApiError, NetworkError } from "./api.ts";
 import { run } from "./idb.ts";
 import { t } from "./i18n.ts";
-import { changed, now, store, thread } from "./store.ts";
+import { changed, now, reportError, store, thread } from "./store.ts";
 import type { Conversation, Message } from "./types.ts";
 
 interface Outgoing {
@@ -33,8 +33,12 @@ const outbox = new Map<string, Outgoing>();
 const inFlight = new Set<string>();
 const timers = new Map<string, { timer: number; delay: number }>();
 
+/** Stores a send; gives up waiting after a second (the send goes ahead unstored). */
 function keep(item: Outgoing): Promise<void> {
-  return run("outbox", "readwrite", (s) => s.put(item, item.key));
+  return Promise.race([
+    run<void>("outbox", "readwrite", (s) => s.put(item, item.key)),
+    new Promise<void>((resolve) => setTimeout(resolve, 1_000)),
+  ]);
 }
 
 function drop(key: string): void {
@@ -100,15 +104,33 @@ function localOf(item: Outgoing): Message | undefined {
   );
 }
 
-/** A failure worth trying again with the same key: the send may yet go out. */
+/**
+ * A failure worth trying again with the same key: the send may yet go out
+ * (a 401 too: it is posted again once the agent has signed in).
+ */
 function retryable(err: unknown): boolean {
   return err instanceof NetworkError ||
     (err instanceof ApiError &&
-      (err.status === 429 || err.code === "IDEMPOTENCY_KEY_IN_USE"));
+      (err.status === 429 || err.status === 401 ||
+        err.code === "IDEMPOTENCY_KEY_IN_USE"));
+}
+
+/** Shows a send too old to post again as failed, for the agent to check. */
+function expire(item: Outgoing): void {
+  drop(item.key);
+  const local = localOf(item);
+  if (local) {
+    local.pending = undefined;
+    local.status = "failed";
+    local.errorMessage = t("unconfirmed");
+  }
+  changed();
 }
 
 async function post(item: Outgoing): Promise<void> {
   if (inFlight.has(item.key) || !outbox.has(item.key)) return;
+  // The server forgets a key after 24 hours: past that a repeat could send twice.
+  if (now() - item.at > REPOST_WITHIN_MS) return expire(item);
   inFlight.add(item.key);
   const t_ = thread(item.conversationId);
   try {
@@ -131,7 +153,8 @@ async function post(item: Outgoing): Promise<void> {
     const local = localOf(item);
     if (retryable(err)) {
       if (local) local.pending = "retrying";
-      if (!(err instanceof NetworkError)) later(item);
+      // After a backoff, and at once when the stream reconnects.
+      if (!(err instanceof ApiError && err.status === 401)) later(item);
     } else {
       drop(item.key);
       if (local) {
@@ -139,6 +162,8 @@ async function post(item: Outgoing): Promise<void> {
         local.status = "failed";
         local.errorMessage = (err as Error).message;
       }
+      // A reaction has no bubble to show its failure on.
+      if (item.body.type === "reaction") reportError(err);
     }
   } finally {
     inFlight.delete(item.key);
@@ -148,7 +173,9 @@ async function post(item: Outgoing): Promise<void> {
 
 /** Posts again after 1, 2, 4 ... 30 s with jitter (a 429, a key still in use). */
 function later(item: Outgoing): void {
-  const delay = Math.min((timers.get(item.key)?.delay ?? 500) * 2, 30_000);
+  const previous = timers.get(item.key);
+  if (previous) clearTimeout(previous.timer);
+  const delay = Math.min((previous?.delay ?? 500) * 2, 30_000);
   const timer = setTimeout(
     () => void post(item),
     delay * (0.75 + Math.random() / 2),
@@ -172,9 +199,15 @@ export async function restoreOutbox(): Promise<void> {
     .catch(() => [] as Outgoing[]);
   const agentId = store.boot.agent.id;
   for (const item of items) {
-    if (item.agentId !== agentId || outbox.has(item.key)) continue;
+    const old = now() - item.at > REPOST_WITHIN_MS;
+    if (item.agentId !== agentId) {
+      // Another agent's on this browser: theirs to send, gone once stale.
+      if (old) drop(item.key);
+      continue;
+    }
+    if (outbox.has(item.key)) continue;
     const local: Message = { ...item.local, pending: "retrying" };
-    if (now() - item.at > REPOST_WITHIN_MS) {
+    if (old) {
       drop(item.key);
       local.pending = undefined;
       local.status = "failed";

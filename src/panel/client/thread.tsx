@@ -222,7 +222,8 @@ function Messages(
   // Reactions show on the message they react to, not as bubbles.
   const reactions = new Map<string, Map<string, string>>();
   for (const m of messages) {
-    if (m.type !== "reaction") continue;
+    // A reaction that failed never reached the customer: not shown as made.
+    if (m.type !== "reaction" || m.status === "failed") continue;
     const target = String(m.content.message_id ?? "");
     const emoji = String(m.content.emoji ?? "");
     const byWho = reactions.get(target) ?? new Map<string, string>();
@@ -273,9 +274,9 @@ function Messages(
 /** A short text for a message (quotes, previews). */
 export function summaryOf(m: Message): string {
   const content = m.content;
-  if (typeof content.text === "string") return plainText(content.text);
+  if (typeof content.text === "string") return content.text;
   if (typeof content.caption === "string" && content.caption) {
-    return plainText(content.caption);
+    return content.caption;
   }
   if (m.type === "template") {
     return t("templateMessage", { name: String(content.name ?? "") });
@@ -302,7 +303,7 @@ function Bubble(
       {m.context && (
         <blockquote class="quote">
           <span class="visually-hidden">{t("replyTo")}:</span>
-          {quoted ? summaryOf(quoted) : t("unknownQuoted")}
+          {quoted ? plainText(summaryOf(quoted)) : t("unknownQuoted")}
         </blockquote>
       )}
       {m.deletedAt && <p class="deleted-note" role="note">{t("deleted")}</p>}
