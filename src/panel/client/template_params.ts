@@ -1,6 +1,7 @@
 // What a template needs filled in before it is sent, and the send's
 // `components` from the values: header text or media, body parameters
 // (positional {{1}} or named {{name}}), URL button suffixes, copy-code.
+import { MEDIA_KINDS } from "../../upstream/media_limits.ts";
 import type { Template } from "./types.ts";
 
 export interface Field {
@@ -68,20 +69,9 @@ export interface Uploaded {
 }
 
 /** What the file picker of a media header offers (the Cloud API's types). */
-export const ACCEPT: Record<string, string> = {
-  image: "image/jpeg,image/png",
-  video: "video/mp4,video/3gpp",
-  document: [
-    "application/pdf",
-    "text/plain",
-    "application/msword",
-    "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
-    "application/vnd.ms-excel",
-    "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
-    "application/vnd.ms-powerpoint",
-    "application/vnd.openxmlformats-officedocument.presentationml.presentation",
-  ].join(","),
-};
+export const ACCEPT: Record<string, string> = Object.fromEntries(
+  MEDIA_KINDS.map((k) => [k.type, k.mimeTypes.join(",")]),
+);
 
 /** The key of a field's value: where it goes and its name. */
 export function keyOf(field: Field): string {
