@@ -19,3 +19,12 @@ Deno.test("a lone marker is text", () => {
   assert.equal(plainText("open ```code"), "open ```code");
   assert.deepEqual(blocksOf("a```b```c```d"), ["a", "b", "c```d"]);
 });
+
+Deno.test("markers pair only at word edges, around text without edge spaces", () => {
+  assert.equal(plainText("snake_case_name"), "snake_case_name");
+  assert.equal(plainText("2*3*4"), "2*3*4");
+  assert.equal(plainText("*not bold *"), "*not bold *");
+  assert.equal(plainText("_a_, *b*! (~c~)"), "a, b! (c)");
+  assert.equal(plainText("¡*Hola*!"), "¡Hola!");
+  assert.equal(plainText("*x*"), "x");
+});

@@ -2,7 +2,7 @@
 // and links, rendered as DOM nodes: text is only ever text, never HTML, and
 // a link is made only for http(s), opening without referrer or opener.
 import type { ComponentChildren } from "preact";
-import { blocksOf, INLINE, markOf } from "./marks.ts";
+import { blocksOf, partsOf } from "./marks.ts";
 
 const LINK = /\bhttps?:\/\/[^\s<>"'`]+[^\s<>"'`.,;:!?)\]]/gi;
 
@@ -34,15 +34,12 @@ function links(text: string): ComponentChildren[] {
 
 function inline(text: string): ComponentChildren[] {
   const out: ComponentChildren[] = [];
-  for (const part of text.split(INLINE)) {
-    if (!part) continue;
-    const inner = part.slice(1, -1);
-    const mark = markOf(part);
-    if (mark === "*") out.push(<strong>{inline(inner)}</strong>);
-    else if (mark === "_") out.push(<em>{inline(inner)}</em>);
-    else if (mark === "~") out.push(<s>{inline(inner)}</s>);
-    else if (mark === "`") out.push(<code>{inner}</code>);
-    else out.push(...links(part));
+  for (const p of partsOf(text)) {
+    if ("text" in p) out.push(...links(p.text));
+    else if (p.mark === "*") out.push(<strong>{inline(p.inner)}</strong>);
+    else if (p.mark === "_") out.push(<em>{inline(p.inner)}</em>);
+    else if (p.mark === "~") out.push(<s>{inline(p.inner)}</s>);
+    else out.push(<code>{p.inner}</code>);
   }
   return out;
 }

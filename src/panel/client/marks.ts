@@ -1,16 +1,28 @@
 // WhatsApp's text markers (*bold*, _italic_, ~strike~, `code`, ```monospace```):
 // where they are, for format.tsx to render and for one-line previews to drop.
 
-/** Splits a line into marked parts (kept, as capture groups) and the rest. */
-export const INLINE = /(\*[^*\n]+\*|_[^_\n]+_|~[^~\n]+~|`[^`\n]+`)/;
+/**
+ * A marked part: `*`, `_`, `~` or `` ` `` around text. As in WhatsApp, a
+ * marker pairs only at word edges (`snake_case_name` and `2*3*4` stay text)
+ * and around text that neither starts nor ends with a space.
+ */
+const INLINE =
+  /(?<![\p{L}\p{N}])(\*[^*\s](?:[^*\n]*[^*\s])?\*|_[^_\s](?:[^_\n]*[^_\s])?_|~[^~\s](?:[^~\n]*[^~\s])?~|`[^`\n]+`)(?![\p{L}\p{N}])/u;
 
-/** The marker a part of INLINE's split is wrapped in, if it is one. */
-export function markOf(part: string): "*" | "_" | "~" | "`" | undefined {
-  const mark = part[0];
-  return part.length > 2 && part.endsWith(mark ?? "") &&
-      (mark === "*" || mark === "_" || mark === "~" || mark === "`")
-    ? mark
-    : undefined;
+export type Mark = "*" | "_" | "~" | "`";
+
+/** A line as text and marked parts, in order (`inner` without the markers). */
+export type Part = { text: string } | { mark: Mark; inner: string };
+
+export function partsOf(text: string): Part[] {
+  // split() keeps the captured (marked) parts at the odd indexes.
+  return text.split(INLINE).flatMap((part, i): Part[] =>
+    i % 2 === 1
+      ? [{ mark: part[0] as Mark, inner: part.slice(1, -1) }]
+      : part
+      ? [{ text: part }]
+      : []
+  );
 }
 
 /** A text's ``` blocks (odd indexes) and the text around them (even). */
@@ -25,11 +37,9 @@ export function blocksOf(text: string): string[] {
 }
 
 function plainInline(text: string): string {
-  return text.split(INLINE).map((part) => {
-    const mark = markOf(part);
-    if (!mark) return part;
-    return mark === "`" ? part.slice(1, -1) : plainInline(part.slice(1, -1));
-  }).join("");
+  return partsOf(text).map((p) =>
+    "text" in p ? p.text : p.mark === "`" ? p.inner : plainInline(p.inner)
+  ).join("");
 }
 
 /** A WhatsApp text without its markers, as one line (the list's previews). */
