@@ -35,3 +35,20 @@ export async function laneStats(db: Db, now: Date): Promise<LaneStats[]> {
     running: Number(r.running),
   }));
 }
+
+/** Number of jobs per state (every state present, zero when empty). */
+export async function countByState(db: Db): Promise<Record<string, number>> {
+  const rows = await db.selectFrom("jobs")
+    .select(["state", (eb) => eb.fn.countAll<number>().as("n")])
+    .groupBy("state")
+    .execute();
+  const out: Record<string, number> = {
+    available: 0,
+    running: 0,
+    retryable: 0,
+    completed: 0,
+    discarded: 0,
+  };
+  for (const r of rows) out[r.state] = Number(r.n);
+  return out;
+}
