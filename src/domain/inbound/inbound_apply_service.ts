@@ -24,11 +24,7 @@ import {
   UPSTREAM_MESSAGE_DEFAULTS,
 } from "../messages/message.ts";
 import { messagePayload } from "../messages/message_events.ts";
-import {
-  applyStatusReport,
-  isOutboundStatus,
-  type OutboundStatus,
-} from "../messages/status.ts";
+import { applyStatusReport, type OutboundStatus } from "../messages/status.ts";
 import { touchContactLastMessage } from "../messages/send_repo.ts";
 import {
   planStatusChange,
@@ -41,7 +37,7 @@ import {
   type MetaStatus,
 } from "./meta_payload.ts";
 import type { Sender } from "./sender.ts";
-import { isRefreshCode } from "../templates/template_refresh_service.ts";
+import { reportedStatus, statusChangeOf } from "./status_report_service.ts";
 import { refreshTemplateOf } from "../messages/queued_template_service.ts";
 import { queueInboundMedia } from "./inbound_media_service.ts";
 import {
@@ -214,11 +210,6 @@ export async function applyEchoMessage(
   );
 }
 
-function reportedStatus(status: string): OutboundStatus | null {
-  if (status === "played") return "read";
-  return isOutboundStatus(status) ? status : null;
-}
-
 /**
  * Applies one status report with the rank rule, atomically (a group
  * commit's transaction, or on libSQL its reads, then a batch guarded on the
@@ -311,24 +302,14 @@ async function readStatus(
   if (!decision.change) {
     return row.wa_message_id ? { done: true } : { row, refresh: false };
   }
-  const error = reported === "failed" ? status.errors?.[0] : undefined;
-  const change: StatusChange = {
-    to: decision.to,
-    now: toDbTime(deps.clock.now()),
-    // Found by its upstream id, a message has it: no write to keep it.
-    ...(row.wa_message_id ? {} : { waMessageId: status.id }),
-    ...(reported === "failed"
-      ? {
-        errorCode: error ? String(error.code) : "unknown",
-        errorMessage: error?.error_data?.details ?? error?.message ??
-          error?.title ?? "Delivery failed",
-      }
-      : {}),
+  return {
+    row,
+    ...statusChangeOf(
+      row,
+      status,
+      reported,
+      decision.to,
+      toDbTime(deps.clock.now()),
+    ),
   };
-  // Meta failed a template send on its template (edited or removed there):
-  // read it again (at most once per template per 5 minutes).
-  const refresh = Boolean(
-    error && row.type === "template" && isRefreshCode(error.code),
-  );
-  return { row, change, refresh };
 }

@@ -28,12 +28,8 @@ import {
   planStatusMove,
   planTemplateRefresh,
 } from "../messages/status_move_service.ts";
-import {
-  applyStatusReport,
-  isOutboundStatus,
-  type OutboundStatus,
-} from "../messages/status.ts";
-import { isRefreshCode } from "../templates/template_refresh_service.ts";
+import { applyStatusReport, type OutboundStatus } from "../messages/status.ts";
+import { reportedStatus, statusChangeOf } from "./status_report_service.ts";
 import type { MetaStatus } from "./meta_payload.ts";
 import type { Clock } from "../../clock.ts";
 import type { Logger } from "../../log.ts";
@@ -56,11 +52,7 @@ export async function planStatus(
   status: MetaStatus,
   unit: StatusUnit,
 ): Promise<boolean> {
-  const reported: OutboundStatus | null = status.status === "played"
-    ? "read"
-    : isOutboundStatus(status.status)
-    ? status.status
-    : null;
+  const reported = reportedStatus(status.status);
   if (!reported) {
     deps.log.debug("Ignoring status value", { status: status.status });
     return true;
@@ -78,29 +70,15 @@ export async function planStatus(
     }
     return true;
   }
-  const now = toDbTime(deps.clock.now());
-  const error = reported === "failed" ? status.errors?.[0] : undefined;
-  unit.seen.set(
-    row.id,
-    await planStatusMove(writes, row, {
-      to: decision.to,
-      now,
-      // Found by its upstream id, a message has it: no write to keep it.
-      ...(row.wa_message_id ? {} : { waMessageId: status.id }),
-      ...(reported === "failed"
-        ? {
-          errorCode: error ? String(error.code) : "unknown",
-          errorMessage: error?.error_data?.details ?? error?.message ??
-            error?.title ?? "Delivery failed",
-        }
-        : {}),
-    }, unit.events),
+  const { change, refresh } = statusChangeOf(
+    row,
+    status,
+    reported,
+    decision.to,
+    toDbTime(deps.clock.now()),
   );
-  // Meta failed a template send on its template (edited or removed there):
-  // read it again (at most once per template per 5 minutes).
-  if (error && row.type === "template" && isRefreshCode(error.code)) {
-    await planTemplateRefresh(db, writes, row, deps.clock.now());
-  }
+  unit.seen.set(row.id, await planStatusMove(writes, row, change, unit.events));
+  if (refresh) await planTemplateRefresh(db, writes, row, deps.clock.now());
   return true;
 }
 

@@ -13,16 +13,13 @@ import { findChannelById } from "../channels/channel_repo.ts";
 import { REFRESH_WINDOW_MS } from "../templates/template_refresh_service.ts";
 import { findTemplateByName } from "../templates/template_repo.ts";
 import { takeRefreshRequest } from "../templates/template_sync_repo.ts";
-import { updateLastMessageStatus } from "../conversations/conversation_service.ts";
-import { type PlannedEvents, recordEvent } from "../events/event_service.ts";
+import type { PlannedEvents } from "../events/event_service.ts";
 import {
   type MessageRow,
   setWamidIfMissing,
-  toMessage,
   transitionStatus,
 } from "./message_repo.ts";
-import { statusChangedPayload } from "./message_events.ts";
-import type { StatusChange } from "./status_service.ts";
+import { afterStatusChange, type StatusChange } from "./status_service.ts";
 
 /**
  * recordStatusChange() as planned writes: the move from `row.status`,
@@ -41,29 +38,7 @@ export async function planStatusMove(
   await transitionStatus(writes.db, row.id, { from: row.status, ...move });
   writes.expectChanges(1);
   if (waMessageId) await setWamidIfMissing(writes.db, row.id, waMessageId);
-  const updated: MessageRow = {
-    ...row,
-    status: change.to,
-    updated_at: change.now,
-    wa_message_id: row.wa_message_id ?? waMessageId ?? null,
-    ...(change.errorCode !== undefined ? { error_code: change.errorCode } : {}),
-    ...(change.errorMessage !== undefined
-      ? { error_message: change.errorMessage }
-      : {}),
-  };
-  await updateLastMessageStatus(writes.db, {
-    conversationId: updated.conversation_id,
-    messageId: updated.id,
-    status: updated.status,
-  });
-  await recordEvent(writes.db, {
-    accountId: updated.account_id,
-    type: "message.status_changed",
-    data: statusChangedPayload(toMessage(updated), row.status),
-    createdAt: change.now,
-    lane: row.lane === "batch" ? "batch" : "live",
-  }, events);
-  return updated;
+  return await afterStatusChange(writes.db, row, change, events);
 }
 
 /** The job of a refresh goes in only where the take left this request's mark (its created_at). */

@@ -60,13 +60,16 @@ export async function planStatusChange(
   await afterStatusChange(plan.writes.db, row, change, plan.events);
 }
 
-/** The conversation's mirror and the event of a status change just written. */
-async function afterStatusChange(
+/**
+ * The conversation's mirror and the event of a status change just written;
+ * returns the row as the change left it.
+ */
+export async function afterStatusChange(
   trx: Executor,
   row: MessageRow,
   change: StatusChange,
   held: HeldEvents | undefined,
-): Promise<void> {
+): Promise<MessageRow> {
   // The row as these writes left it, without reading it again: `row` was
   // read in this transaction (or guarded), so nothing else has changed it.
   const updated: MessageRow = {
@@ -91,4 +94,5 @@ async function afterStatusChange(
     createdAt: change.now,
     lane: row.lane === "batch" ? "batch" : "live",
   }, held);
+  return updated;
 }
