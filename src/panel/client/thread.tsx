@@ -324,6 +324,9 @@ function Bubble(
         </details>
       )}
       <footer class="meta">
+        {onReact && (
+          <ReactControl mine={reactions?.get("outbound")} onReact={onReact} />
+        )}
         <time dateTime={m.createdAt} title={fullTime(m.createdAt)}>
           {clockTime(m.createdAt)}
         </time>
@@ -346,9 +349,6 @@ function Bubble(
             </span>
           ))}
         </p>
-      )}
-      {onReact && (
-        <ReactControl mine={reactions?.get("outbound")} onReact={onReact} />
       )}
     </article>
   );
